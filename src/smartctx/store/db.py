@@ -1,0 +1,98 @@
+"""The database handle: an async SQLAlchemy engine plus Alembic migrations run at start-up.
+
+SQLite (``sqlite+aiosqlite``) is the embedded default, opened in WAL mode with foreign keys on;
+PostgreSQL (``postgresql+asyncpg``) for several replicas. Migrations live in
+``smartctx/store/migrations``, one independent Alembic branch per subsystem (context log,
+personal memory, knowledge base), and ``migrate()`` upgrades all heads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()
+
+
+class Database:
+    """An async engine and session factory for one database URL.
+
+    The constructor does no I/O; ``await db.migrate()`` creates or upgrades the schema and
+    ``await db.close()`` disposes of the engine. For SQLite files the parent folder is created.
+    """
+
+    def __init__(self, url: str, *, echo: bool = False) -> None:
+        self.url = url
+        parsed = make_url(url)
+        self.is_sqlite = parsed.get_backend_name() == "sqlite"
+        if self.is_sqlite and parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        self.engine: AsyncEngine = create_async_engine(url, echo=echo)
+        if self.is_sqlite:
+            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[AsyncSession]:
+        """A session in one transaction: committed on success, rolled back on error."""
+        async with self.sessions() as session, session.begin():
+            yield session
+
+    async def migrate(self) -> None:
+        """Upgrade the schema to every Alembic head (idempotent)."""
+        async with self.engine.begin() as conn:
+            await conn.run_sync(_upgrade)
+
+    async def checkpoint(self) -> None:
+        """Flush SQLite's WAL into the main file and reclaim free pages (no-op elsewhere)."""
+        if not self.is_sqlite:
+            return
+        async with self.engine.connect() as conn:
+            raw = await conn.get_raw_connection()
+            driver: Any = raw.driver_connection
+            await driver.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            await driver.commit()
+            await driver.execute("VACUUM")
+            await driver.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            await driver.commit()
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+
+def alembic_config(connection: Connection | None = None) -> Any:
+    """An Alembic ``Config`` pointing at the packaged migrations."""
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("version_locations", str(MIGRATIONS_DIR / "versions"))
+    if connection is not None:
+        cfg.attributes["connection"] = connection
+    return cfg
+
+
+def _upgrade(connection: Connection) -> None:
+    from alembic import command
+
+    command.upgrade(alembic_config(connection), "heads")

@@ -1,0 +1,49 @@
+"""Suite-wide guards: no network beyond loopback, tiktoken's cache in a fresh folder."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_real_connect = socket.socket.connect
+
+
+def _is_loopback(address: Any) -> bool:
+    if isinstance(address, tuple) and address:
+        host = str(address[0])
+        if host in ("localhost", ""):
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+    return True  # unix sockets
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    if not _is_loopback(address):
+        raise RuntimeError(f"tests must not touch the network: connect to {address!r}")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_network(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path_factory.mktemp("tiktoken-cache")))
+    yield
+    mp.undo()
+    socket.socket.connect = _real_connect  # type: ignore[method-assign]
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """A fresh smartctx data directory."""
+    path = tmp_path / "smartctx-data"
+    path.mkdir()
+    return path
