@@ -63,6 +63,12 @@ class NotFound(SmartCtxError):
     code = "not_found"
 
 
+class Forbidden(SmartCtxError):
+    """The caller may not act on this owner's data."""
+
+    code = "forbidden"
+
+
 class Conflict(SmartCtxError):
     """A write was based on a stale version; ``detail`` carries the current version/cursor."""
 
@@ -100,6 +106,7 @@ ERROR_TABLE: dict[type[SmartCtxError], tuple[int, int]] = {
     MissingDependency: (500, -32603),
     UserError: (400, -32602),
     NotFound: (404, -32001),
+    Forbidden: (403, -32003),
     Conflict: (409, -32009),
     BudgetExceeded: (422, -32602),
     UpstreamError: (502, -32603),

@@ -86,6 +86,7 @@ def alembic_config(connection: Connection | None = None) -> Any:
 
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("path_separator", "os")
     cfg.set_main_option("version_locations", str(MIGRATIONS_DIR / "versions"))
     if connection is not None:
         cfg.attributes["connection"] = connection

@@ -1,0 +1,321 @@
+"""``PersonalMemory``: the personal-memory API, one transaction per call.
+
+It ties the tiers together over one :class:`~smartctx.store.Database`: storing turns (with
+profile extraction), compaction, promotion, revert, retention, sync and forget. Every method
+takes the ``owner`` first and never returns another owner's rows. The constructor does no I/O;
+the schema comes from ``await db.migrate()``. Time comes from the injected ``Clock``; the
+chat-model summariser is an optional async ``summarize(texts) -> str`` (else extractive).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from smartctx.core.clock import Clock, SystemClock
+from smartctx.core.errors import InvalidInput, NotFound
+from smartctx.core.settings import Settings
+from smartctx.memory import forget, pairs, promotion, retention, revert
+from smartctx.memory import sync as sync_mod
+from smartctx.memory.compaction import CompactionReport, Compactor
+from smartctx.memory.forget import Forgetter
+from smartctx.memory.pairs import PairIn
+from smartctx.memory.repository import (
+    audit_view,
+    bump,
+    current_version,
+    cursor_str,
+    pair_view,
+    profile_view,
+    summary_view,
+    version_str,
+)
+from smartctx.memory.summarizer import ExtractiveSummarizer, ModelSummarizer, SummarizeFn
+from smartctx.memory.tables import (
+    AuditRow,
+    DailySummaryRow,
+    PairRow,
+    ProfileItemRow,
+    SessionSummaryRow,
+    WeeklyDigestRow,
+)
+from smartctx.store.db import Database
+
+_OWNER = re.compile(r"^[^\x00-\x1f]{1,128}$")
+
+
+def check_owner(owner: str) -> str:
+    """``owner`` when it is 1-128 printable characters, else ``InvalidInput``."""
+    if not isinstance(owner, str) or not _OWNER.match(owner):
+        raise InvalidInput("an owner is 1-128 printable characters", owner=str(owner)[:40])
+    return owner
+
+
+class PersonalMemory:
+    """Personal memory of many owners in one database (see the package docs for the tiers)."""
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        clock: Clock | None = None,
+        settings: Settings | None = None,
+        summarize: SummarizeFn | None = None,
+        forgetters: Sequence[Forgetter] = (),
+    ) -> None:
+        self.db = db
+        self.clock: Clock = clock or SystemClock()
+        self.settings = settings or Settings()
+        summarizer = ModelSummarizer(summarize) if summarize else ExtractiveSummarizer()
+        self.compactor = Compactor(summarizer)
+        self.retention = retention.Retention.from_settings(self.settings)
+        self.forgetters: list[Forgetter] = list(forgetters)
+
+    def add_forgetter(self, forgetter: Forgetter) -> None:
+        """Register another store to empty on ``forget_owner`` (window log, KB, A2A tasks)."""
+        self.forgetters.append(forgetter)
+
+    # -- pairs ---------------------------------------------------------------------------------
+
+    async def add_pair(self, owner: str, pair: PairIn) -> dict[str, Any]:
+        """Store one turn (idempotent by ``pair.id``) and extract its profile evidence.
+
+        Returns ``stored`` (False for a duplicate), the pair, the profile items it touched
+        (``profile_candidates``) and the owner's new cursor and version.
+        """
+        check_owner(owner)
+        try:
+            return await self._add_pair(owner, pair)
+        except IntegrityError:  # the same pair id written concurrently: now it is a duplicate
+            return await self._add_pair(owner, pair)
+
+    async def _add_pair(self, owner: str, pair: PairIn) -> dict[str, Any]:
+        now = self.clock.now()
+        async with self.db.session() as s:
+            if await pairs.existing_ids(s, owner, [pair.id]):
+                seq = await current_version(s, owner)
+                result = pairs.StoreResult(duplicates=[pair.id])
+            else:
+                seq = await bump(s, owner)
+                result = await pairs.store_pairs(s, owner, [pair], now=now, seq=seq)
+            row = await s.get(PairRow, (owner, pair.id))
+            return {
+                "stored": bool(result.stored),
+                "pair": pair_view(row) if row else None,
+                "profile_candidates": [candidate_view(i) for i in result.items],
+                "cursor": cursor_str(seq),
+                "version": version_str(seq),
+            }
+
+    async def delete_pair(self, owner: str, pair_id: str) -> dict[str, Any]:
+        """Delete a pair and recompute/revert everything that rested on it (audited)."""
+        check_owner(owner)
+        async with self.db.session() as s:
+            return await revert.revert_pair(
+                s, owner, pair_id, compactor=self.compactor, now=self.clock.now()
+            )
+
+    async def pairs(
+        self, owner: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[dict[str, Any]]:
+        """The owner's most recent pairs (oldest first), optionally of one session."""
+        check_owner(owner)
+        query = select(PairRow).where(PairRow.owner == owner)
+        if session_id is not None:
+            query = query.where(PairRow.session_id == session_id)
+        query = query.order_by(PairRow.seq.desc(), PairRow.created_at.desc()).limit(limit)
+        async with self.db.session() as s:
+            rows = list(await s.scalars(query))
+        return [pair_view(r) for r in reversed(rows)]
+
+    # -- summaries and profile -----------------------------------------------------------------
+
+    async def summaries(self, owner: str) -> dict[str, list[dict[str, Any]]]:
+        """Session summaries, daily summaries and weekly digests, each oldest first."""
+        check_owner(owner)
+        async with self.db.session() as s:
+            return {
+                "session": await _views(s, SessionSummaryRow, owner, SessionSummaryRow.day),
+                "daily": await _views(s, DailySummaryRow, owner, DailySummaryRow.day),
+                "weekly": await _views(s, WeeklyDigestRow, owner, WeeklyDigestRow.week),
+            }
+
+    async def profile(self, owner: str, *, status: str | None = None) -> list[dict[str, Any]]:
+        """Profile items with status, confidence and provenance, most confident first."""
+        check_owner(owner)
+        if status is not None and status not in promotion.STATUSES:
+            raise InvalidInput(f"status must be one of {list(promotion.STATUSES)}")
+        query = select(ProfileItemRow).where(ProfileItemRow.owner == owner)
+        if status is not None:
+            query = query.where(ProfileItemRow.status == status)
+        query = query.order_by(
+            ProfileItemRow.confidence.desc(), ProfileItemRow.key, ProfileItemRow.value
+        )
+        async with self.db.session() as s:
+            return [profile_view(r) for r in await s.scalars(query)]
+
+    async def accept(
+        self,
+        owner: str,
+        *,
+        item_id: str | None = None,
+        key: str | None = None,
+        value: str | None = None,
+    ) -> dict[str, Any]:
+        """Explicit acceptance of an item (by id, or by key and value): it confirms it."""
+        check_owner(owner)
+        now = self.clock.now()
+        async with self.db.session() as s:
+            if item_id is not None:
+                item = await s.get(ProfileItemRow, (owner, item_id))
+                if item is None:
+                    raise NotFound(f"owner {owner!r} has no profile item {item_id!r}")
+                key, value = item.key, item.value
+            if not key or not value:
+                raise InvalidInput("accept needs an item id, or a key and a value")
+            seq = await bump(s, owner)
+            items = await pairs.respond_to_suggestion(
+                s, owner, "", True, now=now, seq=seq, key=key, value=value
+            )
+            return profile_view(items[0])
+
+    async def respond_to_suggestion(
+        self, owner: str, suggestion: str, accepted: bool
+    ) -> list[dict[str, Any]]:
+        """The user's answer to a proactive suggestion ("안방 청정을 시작할까요?" -> yes)."""
+        check_owner(owner)
+        now = self.clock.now()
+        async with self.db.session() as s:
+            seq = await bump(s, owner)
+            items = await pairs.respond_to_suggestion(
+                s, owner, suggestion, accepted, now=now, seq=seq
+            )
+            return [profile_view(i) for i in items]
+
+    async def mark_wrong(self, owner: str, item_id: str) -> dict[str, Any]:
+        """Reject a profile item and retire its evidence (audited); returns the item."""
+        check_owner(owner)
+        async with self.db.session() as s:
+            await revert.mark_wrong(s, owner, item_id, now=self.clock.now())
+            item = await s.get(ProfileItemRow, (owner, item_id))
+            if item is None:
+                raise NotFound(f"owner {owner!r} has no profile item {item_id!r}")
+            return profile_view(item)
+
+    async def audit_log(self, owner: str, *, limit: int = 100) -> list[dict[str, Any]]:
+        """The owner's audit records, newest first."""
+        check_owner(owner)
+        async with self.db.session() as s:
+            rows = await s.scalars(
+                select(AuditRow).where(AuditRow.owner == owner).order_by(AuditRow.id.desc())
+                .limit(limit)
+            )  # fmt: skip
+            return [audit_view(r) for r in rows]
+
+    # -- worker jobs ---------------------------------------------------------------------------
+
+    async def owners(self) -> list[str]:
+        """Every owner with personal memory."""
+        async with self.db.session() as s:
+            return await retention.owners(s)
+
+    async def compact(
+        self, owner: str | None = None, *, force: bool = False
+    ) -> list[CompactionReport]:
+        """Roll the tiers of ``owner`` (every owner when None); one transaction per owner."""
+        targets = [check_owner(owner)] if owner is not None else await self.owners()
+        reports = []
+        for who in targets:
+            async with self.db.session() as s:
+                reports.append(
+                    await self.compactor.compact(s, who, now=self.clock.now(), force=force)
+                )
+        return reports
+
+    async def enforce_retention(self, owner: str | None = None) -> dict[str, dict[str, Any]]:
+        """Delete rows past their tier's retention period; counts per owner."""
+        targets = [check_owner(owner)] if owner is not None else await self.owners()
+        out = {}
+        for who in targets:
+            async with self.db.session() as s:
+                out[who] = await retention.enforce(s, who, self.retention, now=self.clock.now())
+        return out
+
+    # -- sync ----------------------------------------------------------------------------------
+
+    async def sync_state(self, owner: str) -> dict[str, str]:
+        """The owner's current cursor and version."""
+        check_owner(owner)
+        async with self.db.session() as s:
+            n = await current_version(s, owner)
+        return {"cursor": cursor_str(n), "version": version_str(n)}
+
+    async def sync(
+        self,
+        owner: str,
+        *,
+        cursor: str | None = None,
+        version: str | None = None,
+        pairs: Sequence[PairIn] = (),
+    ) -> dict[str, Any]:
+        """A device's sync call (see :mod:`smartctx.memory.sync`); ``Conflict`` when stale."""
+        check_owner(owner)
+        try:
+            return await self._sync(owner, cursor, version, pairs)
+        except IntegrityError:  # the same pair ids written concurrently: now they are duplicates
+            return await self._sync(owner, cursor, version, pairs)
+
+    async def _sync(
+        self, owner: str, cursor: str | None, version: str | None, pairs: Sequence[PairIn]
+    ) -> dict[str, Any]:
+        async with self.db.session() as s:
+            return await sync_mod.sync(
+                s, owner, cursor=cursor, version=version, pairs=pairs, now=self.clock.now()
+            )
+
+    # -- forget --------------------------------------------------------------------------------
+
+    async def forget_owner(self, owner: str, *, checkpoint: bool = True) -> dict[str, Any]:
+        """Delete every copy of ``owner``'s data: memory tables, then each registered forgetter.
+
+        With ``checkpoint`` the SQLite WAL is flushed and the file vacuumed, so no deleted byte
+        survives in the database files.
+        """
+        check_owner(owner)
+        async with self.db.session() as s:
+            counts: dict[str, Any] = await forget.forget_owner(s, owner)
+        for forgetter in self.forgetters:
+            counts[forgetter.name] = await forgetter.forget_owner(owner)
+        if checkpoint:
+            await self.db.checkpoint()
+        return counts
+
+    async def forget_item(self, owner: str, kind: str, item_id: str) -> dict[str, Any]:
+        """Delete one pair, profile item or summary and every copy of it."""
+        check_owner(owner)
+        async with self.db.session() as s:
+            return await forget.forget_item(
+                s, owner, kind, item_id, compactor=self.compactor, now=self.clock.now()
+            )
+
+
+def candidate_view(item: ProfileItemRow) -> dict[str, Any]:
+    """A profile candidate as it travels in ``write_candidates.profile_candidates``."""
+    return {
+        "candidate_id": item.id,
+        "key": item.key,
+        "value": item.value,
+        "status": item.status,
+        "confidence": item.confidence,
+        "evidence_days": list(item.evidence_days),
+    }
+
+
+async def _views(s: AsyncSession, table: Any, owner: str, order: Any) -> list[dict[str, Any]]:
+    rows = await s.scalars(select(table).where(table.owner == owner).order_by(order, table.seq))
+    return [summary_view(r) for r in rows]

@@ -1,0 +1,161 @@
+"""The personal-memory turn hook: the ``a2a-memory-context-v1`` extension on A2A.
+
+``before_turn`` reads the device's voice context from the message metadata under
+:data:`~smartctx.memory.contract.EXTENSION_URI` (``{"voice_context": {...,"memory_snapshot":
+...}}``, or the voice context itself); without one it builds the owner's snapshot from the
+store. It normalises it (compact, redacted), adds it to the window as ``memory`` slots with
+source ids (``profile:<key>``, ``pair:<id>``, ``summary:session|day:<day>|week``) and sets
+``planner_input`` with the current utterance first: memory is support, never command.
+
+``after_turn`` stores the turn as a pair (idempotent by the device's ``pair_id`` when given),
+which runs the profile extractor, and returns ``{EXTENSION_URI: build_memory_update(...)}``
+with ``assistant_text`` filled and the profile candidates the turn touched.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from smartctx.core.slots import Slot, SlotKind
+from smartctx.memory.contract import (
+    EXTENSION_URI,
+    build_memory_update,
+    normalize_memory_context,
+    snapshot_of,
+)
+from smartctx.memory.pairs import MAX_TEXT, PairIn
+from smartctx.memory.personal import PersonalMemory
+from smartctx.memory.planner import build_planner_input, render_planner_input
+from smartctx.memory.snapshot import server_snapshot
+from smartctx.service.hooks import TurnContext
+
+_VOICE_FIELDS = ("session_id", "last_route", "active_workflow_id")
+
+
+def _voice_context(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The device's voice context from the extension metadata (empty when absent)."""
+    raw = metadata.get(EXTENSION_URI)
+    if not isinstance(raw, Mapping):
+        return {}
+    inner = raw.get("voice_context")
+    return dict(inner) if isinstance(inner, Mapping) else dict(raw)
+
+
+class PersonalMemoryHook:
+    """Implements ``smartctx.service.hooks.TurnHook`` over a :class:`PersonalMemory`."""
+
+    extension_uri: str | None = EXTENSION_URI
+
+    def __init__(self, memory: PersonalMemory, *, max_pairs: int = 5) -> None:
+        self.memory = memory
+        self.max_pairs = max_pairs
+
+    async def before_turn(self, turn: TurnContext) -> None:
+        voice = _voice_context(turn.metadata)
+        if snapshot_of(voice):
+            source: Mapping[str, Any] = voice
+            snapshot: Mapping[str, Any] = snapshot_of(voice)
+        else:
+            snapshot = await server_snapshot(
+                self.memory, turn.owner, exclude_session=turn.context_id, max_pairs=self.max_pairs
+            )
+            source = {"memory_snapshot": snapshot}
+        context = normalize_memory_context(source, max_pairs=self.max_pairs)
+        turn.slots.extend(_slots(context, snapshot))
+        planner = build_planner_input(
+            turn.user_text,
+            context,
+            voice_context={k: voice[k] for k in _VOICE_FIELDS if k in voice},
+            device_context=voice.get("device_context")
+            if isinstance(voice.get("device_context"), Mapping)
+            else None,
+        )
+        turn.planner_input = render_planner_input(planner)
+
+    async def after_turn(self, turn: TurnContext) -> dict[str, Any]:
+        voice = _voice_context(turn.metadata)
+        route = str(voice.get("route_family") or voice.get("last_route") or "DEF")
+        workflow = str(voice.get("workflow_id") or voice.get("active_workflow_id") or "")
+        pair = PairIn(
+            turn.user_text[:MAX_TEXT],  # a long turn is kept in the window log; memory keeps
+            (turn.reply or "")[:MAX_TEXT],  # its head, and never fails the turn for its size
+            id=str(voice.get("pair_id") or uuid.uuid4().hex),
+            session_id=str(voice.get("session_id") or turn.context_id),
+            route_family=route,
+            workflow_id=workflow,
+        )
+        stored = await self.memory.add_pair(turn.owner, pair)
+        device_sync = snapshot_of(voice).get("sync")
+        sync = (
+            device_sync
+            if isinstance(device_sync, Mapping)
+            else {"cursor": stored["cursor"], "version": stored["version"]}
+        )
+        update = build_memory_update(
+            user_text=turn.user_text,
+            assistant_text=turn.reply or "",
+            route_family=route,
+            workflow_id=workflow,
+            sync=sync,
+            profile_candidates=stored["profile_candidates"],
+            pair_id=pair.id,
+        )
+        return {EXTENSION_URI: update}
+
+
+def create_hook(memory: PersonalMemory) -> PersonalMemoryHook:
+    """The hook the service wires by default."""
+    return PersonalMemoryHook(memory)
+
+
+def _slots(context: Mapping[str, Any], snapshot: Mapping[str, Any]) -> list[Slot]:
+    """Memory slots for the window, each with a source id (and provenance when known)."""
+    out: list[Slot] = []
+    raw_items = (snapshot.get("long_term") or {}).get("profile_items") or []
+    ids = {
+        (i.get("key"), str(i.get("value"))): i.get("id") for i in raw_items if isinstance(i, dict)
+    }
+    for item in context["long_term"]["profile_items"]:
+        key = item.get("key") or item.get("category") or "item"
+        item_id = ids.get((item.get("key"), str(item.get("value"))))
+        conf = f", confidence {item['confidence']}" if "confidence" in item else ""
+        out.append(
+            Slot(
+                SlotKind.MEMORY,
+                f"User profile{conf}: {key} = {item['value']}",
+                source_id=f"profile:{key}",
+                provenance=(f"profile:{item_id}",) if item_id else (),
+                metadata={"memory": "profile"},
+            )
+        )
+    short = context["short_term"]
+    raw_pairs = (snapshot.get("short_term") or {}).get("recent_pairs") or []
+    offset = len(raw_pairs) - len(short["recent_pairs"])
+    for i, pair in enumerate(short["recent_pairs"]):
+        raw = raw_pairs[offset + i] if 0 <= offset + i < len(raw_pairs) else {}
+        pid = raw.get("id") if isinstance(raw, dict) else None
+        out.append(
+            Slot(
+                SlotKind.MEMORY,
+                f"Earlier turn. User: {pair['user']} / Assistant: {pair['assistant']}",
+                source_id=f"pair:{pid or f'device-{i}'}",
+                metadata={"memory": "pair"},
+            )
+        )
+    summaries = [("summary:session", short["session_summary"])]
+    summaries += [
+        (f"summary:day:{d['day']}", d["summary"]) for d in context["mid_term"]["daily_summaries"]
+    ]
+    summaries.append(("summary:week", context["mid_term"]["weekly_digest"]))
+    for source_id, text in summaries:
+        if text:
+            out.append(
+                Slot(SlotKind.MEMORY, f"Memory summary: {text}", source_id=source_id,
+                     metadata={"memory": "summary"})
+            )  # fmt: skip
+    return out
+
+
+__all__ = ["PersonalMemoryHook", "create_hook"]

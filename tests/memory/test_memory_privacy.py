@@ -1,0 +1,75 @@
+"""Detectors of sensitive values and redaction."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from smartctx.memory.extractor import extract
+from smartctx.memory.privacy import detect, is_sensitive, luhn_ok, redact
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("write to jane.doe+x@example.co.uk today", "email"),
+        ("call me at +1 415-555-2671", "phone"),
+        ("내 번호는 010-1234-5678 이야", "phone"),
+        ("card 4111 1111 1111 1111 expires soon", "card"),
+        ("ssn 123-45-6789", "ssn"),
+        ("주민등록번호 900101-1234567", "rrn"),
+        ("server at 10.0.0.12 is down", "ip"),
+        ("ipv6 2001:db8::8a2e:370:7334 too", "ip"),
+        ("my password is Tr0ub4dor&3", "secret"),
+        ("비밀번호는 abc12345", "secret"),
+        ("use key sk-proj1234567890abcdefABCD", "secret"),
+    ],
+)
+def test_detects(text: str, kind: str) -> None:
+    found = detect(text)
+    assert [f.kind for f in found] == [kind]
+    assert f"[REDACTED:{kind}]" in redact(text)
+
+
+def test_luhn_rejects_random_digit_runs() -> None:
+    assert luhn_ok("4111111111111111")
+    assert not luhn_ok("4111111111111112")
+    assert detect("order 4111 1111 1111 1112 shipped") == []
+
+
+@pytest.mark.parametrize(
+    "text", ["안방 청정해줘", "turn on the living room purifier at 7:30", "I like jazz", "3 rooms"]
+)
+def test_ordinary_text_is_untouched(text: str) -> None:
+    assert redact(text) == text
+    assert not is_sensitive(text)
+
+
+def test_sensitive_values_are_never_extracted() -> None:
+    assert extract("I like alice@example.com") == []
+    assert extract(redact("나는 010-1234-5678 좋아해")) == []
+
+
+def _with_luhn(body: str) -> str:
+    for check in "0123456789":
+        if luhn_ok(body + check):
+            return body + check
+    raise AssertionError("a Luhn check digit always exists")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="0123456789", min_size=15, max_size=15), st.sampled_from([" ", "-", ""]))
+def test_every_luhn_valid_card_is_redacted(body: str, sep: str) -> None:
+    card = _with_luhn(body)
+    shown = sep.join(card[i : i + 4] for i in range(0, 16, 4))
+    out = redact(f"pay with {shown} today")
+    assert card not in out.replace(sep, "") if sep else card not in out
+    assert "[REDACTED:" in out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=80))
+def test_redaction_is_idempotent(text: str) -> None:
+    once = redact(text)
+    assert redact(once) == once
