@@ -1,0 +1,406 @@
+"""``ContextStore``: the persisted context log (DESIGN.md section 3).
+
+The store speaks core objects only (``Slot``, ``Event``); it never imports the engine. A window
+is saved through the small :class:`SavableWindow` protocol (``pending_changes()`` and
+``mark_saved()``, which :class:`smartctx.window.ContextWindow` implements) and rebuilt by the
+caller from what :meth:`ContextStore.load` returns::
+
+    stored = await store.load(owner, context_id)
+    window = ContextWindow.restore(stored.log_slots, stored.events, stored.budget, counter=...)
+    ...  # add slots
+    version = await store.save(owner, context_id, window, expected_version=stored.version)
+
+Contracts: the log is append-only (eviction and summarization update ``state``; the only deletion
+paths are :meth:`delete_context` and :meth:`delete_owner`, for privacy "forget"); every query
+filters by ``owner``; one save is one transaction; ``save`` raises ``Conflict`` (with the current
+version in ``detail``) when ``expected_version`` is stale, and a new context is saved with
+``expected_version=0``. Rows are ordered by ``seq`` columns, never by time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from smartctx.core.clock import Clock, SystemClock
+from smartctx.core.errors import Conflict, InvalidInput, NotFound
+from smartctx.core.slots import Event, EventKind, Slot, SlotKind, SlotState
+from smartctx.store.context_schema import contexts, slot_events, slots
+from smartctx.store.db import Database
+
+
+class ChangeSet(Protocol):
+    """What a window reports as unsaved (``smartctx.window.Changes`` satisfies it)."""
+
+    @property
+    def budget(self) -> int: ...
+    @property
+    def new_slots(self) -> list[Slot]: ...
+    @property
+    def updated_slots(self) -> list[Slot]: ...
+    @property
+    def new_events(self) -> list[Event]: ...
+    @property
+    def log_size(self) -> int: ...
+    @property
+    def event_count(self) -> int: ...
+
+
+class SavableWindow(Protocol):
+    """A window the store can save (``smartctx.window.ContextWindow`` satisfies it)."""
+
+    def pending_changes(self) -> Any: ...
+    def mark_saved(self, changes: Any) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ContextInfo:
+    """One context's row (no slots)."""
+
+    owner: str
+    context_id: str
+    version: int
+    budget: int
+    log_size: int
+    event_count: int
+    created_at: datetime
+    updated_at: datetime
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredContext:
+    """A loaded context: its row plus its whole log and events, in ``seq`` order."""
+
+    info: ContextInfo
+    log_slots: list[Slot]
+    events: list[Event]
+
+    @property
+    def version(self) -> int:
+        return self.info.version
+
+    @property
+    def budget(self) -> int:
+        return self.info.budget
+
+
+def _slot_row(owner: str, context_id: str, slot: Slot) -> dict[str, Any]:
+    return {
+        "owner": owner,
+        "context_id": context_id,
+        "slot_id": slot.id,
+        "seq": slot.seq,
+        "kind": slot.kind.value,
+        "priority": slot.effective_priority,
+        "source_id": slot.source_id,
+        "provenance": list(slot.provenance),
+        "pinned": slot.pinned,
+        "repeat_count": slot.repeat_count,
+        "state": slot.state.value,
+        "tokens": slot.tokens,
+        "text": slot.text,
+        "created_at": slot.created_at,
+        "metadata": dict(slot.metadata),
+    }
+
+
+def _slot_from(row: Any) -> Slot:
+    return Slot(
+        kind=SlotKind(row.kind),
+        text=row.text,
+        priority=float(row.priority),
+        source_id=row.source_id,
+        provenance=tuple(row.provenance or ()),
+        pinned=bool(row.pinned),
+        id=row.slot_id,
+        repeat_count=int(row.repeat_count),
+        state=SlotState(row.state),
+        seq=int(row.seq),
+        tokens=int(row.tokens),
+        created_at=row.created_at,
+        metadata=dict(row.metadata or {}),
+    )
+
+
+def _info_from(row: Any) -> ContextInfo:
+    return ContextInfo(
+        owner=row.owner,
+        context_id=row.context_id,
+        version=int(row.version),
+        budget=int(row.budget),
+        log_size=int(row.log_size),
+        event_count=int(row.event_count),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        metadata=dict(row.metadata or {}),
+    )
+
+
+class ContextStore:
+    """Persisted context windows of every owner in one database. Safe to share across tasks."""
+
+    def __init__(self, db: Database, *, clock: Clock | None = None) -> None:
+        self.db = db
+        self.clock: Clock = clock or SystemClock()
+
+    async def load(self, owner: str, context_id: str) -> StoredContext | None:
+        """The context's row, log and events, or None if this owner has no such context."""
+        async with self.db.session() as s:
+            row = (await s.execute(self._ctx_query(owner, context_id))).first()
+            if row is None:
+                return None
+            slot_rows = await s.execute(
+                sa.select(slots)
+                .where(slots.c.owner == owner, slots.c.context_id == context_id)
+                .order_by(slots.c.seq)
+            )
+            event_rows = await s.execute(
+                sa.select(slot_events)
+                .where(slot_events.c.owner == owner, slot_events.c.context_id == context_id)
+                .order_by(slot_events.c.seq)
+            )
+            log = [_slot_from(r) for r in slot_rows]
+            events = [
+                Event(kind=EventKind(r.kind), slot_id=r.slot_id, seq=r.seq, detail=dict(r.detail))
+                for r in event_rows
+            ]
+        return StoredContext(info=_info_from(row), log_slots=log, events=events)
+
+    async def save(
+        self,
+        owner: str,
+        context_id: str,
+        window: SavableWindow,
+        expected_version: int,
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> int:
+        """Persist the window's pending changes in one transaction; returns the new version.
+
+        Marks the changes saved on the window only after the commit. Raises ``Conflict`` if the
+        stored version is not ``expected_version`` (the window is then left pending).
+        """
+        changes = window.pending_changes()
+        version = await self.save_changes(
+            owner, context_id, changes, expected_version, metadata=metadata
+        )
+        window.mark_saved(changes)
+        return version
+
+    async def save_changes(
+        self,
+        owner: str,
+        context_id: str,
+        changes: ChangeSet,
+        expected_version: int,
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> int:
+        """Like :meth:`save`, for a change set rather than a window."""
+        if expected_version < 0:
+            raise InvalidInput(f"expected_version must be >= 0, got {expected_version}")
+        try:
+            async with self.db.session() as s:
+                await self._bump(s, owner, context_id, changes, expected_version, metadata)
+                await self._write(s, owner, context_id, changes)
+        except IntegrityError as exc:
+            current = await self.version(owner, context_id)
+            raise self._conflict(owner, context_id, expected_version, current) from exc
+        return expected_version + 1
+
+    async def _bump(
+        self,
+        s: AsyncSession,
+        owner: str,
+        context_id: str,
+        changes: ChangeSet,
+        expected: int,
+        metadata: dict[str, Any] | None,
+    ) -> None:
+        now = self.clock.now()
+        values: dict[str, Any] = {
+            "budget": changes.budget,
+            "log_size": changes.log_size,
+            "event_count": changes.event_count,
+            "updated_at": now,
+        }
+        if metadata is not None:
+            values["metadata"] = dict(metadata)
+        if expected == 0:
+            values.setdefault("metadata", {})
+            await s.execute(
+                sa.insert(contexts).values(
+                    owner=owner, context_id=context_id, version=1, created_at=now, **values
+                )
+            )
+            return
+        result = await s.execute(
+            sa.update(contexts)
+            .where(
+                contexts.c.owner == owner,
+                contexts.c.context_id == context_id,
+                contexts.c.version == expected,
+            )
+            .values(version=expected + 1, **values)
+        )
+        if getattr(result, "rowcount", 0) != 1:
+            current = (
+                await s.execute(
+                    sa.select(contexts.c.version).where(
+                        contexts.c.owner == owner, contexts.c.context_id == context_id
+                    )
+                )
+            ).scalar()
+            raise self._conflict(owner, context_id, expected, current)
+
+    async def _write(
+        self, s: AsyncSession, owner: str, context_id: str, changes: ChangeSet
+    ) -> None:
+        if changes.new_slots:
+            await s.execute(
+                sa.insert(slots), [_slot_row(owner, context_id, x) for x in changes.new_slots]
+            )
+        if changes.updated_slots:
+            stmt = (
+                sa.update(slots)
+                .where(
+                    slots.c.owner == sa.bindparam("b_owner"),
+                    slots.c.context_id == sa.bindparam("b_context"),
+                    slots.c.slot_id == sa.bindparam("b_slot"),
+                )
+                .values(
+                    state=sa.bindparam("b_state"),
+                    repeat_count=sa.bindparam("b_repeat"),
+                    pinned=sa.bindparam("b_pinned"),
+                )
+            )
+            await s.execute(
+                stmt,
+                [
+                    {
+                        "b_owner": owner,
+                        "b_context": context_id,
+                        "b_slot": x.id,
+                        "b_state": x.state.value,
+                        "b_repeat": x.repeat_count,
+                        "b_pinned": x.pinned,
+                    }
+                    for x in changes.updated_slots
+                ],
+            )
+        if changes.new_events:
+            await s.execute(
+                sa.insert(slot_events),
+                [
+                    {
+                        "owner": owner,
+                        "context_id": context_id,
+                        "seq": e.seq,
+                        "kind": e.kind.value,
+                        "slot_id": e.slot_id,
+                        "detail": dict(e.detail),
+                    }
+                    for e in changes.new_events
+                ],
+            )
+
+    @staticmethod
+    def _conflict(owner: str, context_id: str, expected: int, current: int | None) -> Conflict:
+        return Conflict(
+            f"context {context_id!r} is at version {current or 0}, not {expected}: "
+            "reload it and apply the change again",
+            owner=owner,
+            context_id=context_id,
+            expected_version=expected,
+            current_version=current or 0,
+        )
+
+    @staticmethod
+    def _ctx_query(owner: str, context_id: str) -> sa.Select[Any]:
+        return sa.select(contexts).where(
+            contexts.c.owner == owner, contexts.c.context_id == context_id
+        )
+
+    async def version(self, owner: str, context_id: str) -> int | None:
+        """The stored version of a context, or None if it does not exist."""
+        async with self.db.session() as s:
+            value = (
+                await s.execute(
+                    sa.select(contexts.c.version).where(
+                        contexts.c.owner == owner, contexts.c.context_id == context_id
+                    )
+                )
+            ).scalar()
+        return int(value) if value is not None else None
+
+    async def info(self, owner: str, context_id: str) -> ContextInfo:
+        """The context's row; ``NotFound`` if this owner has no such context."""
+        async with self.db.session() as s:
+            row = (await s.execute(self._ctx_query(owner, context_id))).first()
+        if row is None:
+            raise NotFound(f"no context {context_id!r}")
+        return _info_from(row)
+
+    async def list_contexts(self, owner: str) -> list[ContextInfo]:
+        """The owner's contexts, most recently updated first (ties by id)."""
+        async with self.db.session() as s:
+            rows = await s.execute(
+                sa.select(contexts)
+                .where(contexts.c.owner == owner)
+                .order_by(contexts.c.updated_at.desc(), contexts.c.context_id)
+            )
+            return [_info_from(r) for r in rows]
+
+    async def get_slot(self, owner: str, slot_id: str, context_id: str | None = None) -> Slot:
+        """One logged slot of this owner (optionally within one context); ``NotFound`` if none."""
+        query = sa.select(slots).where(slots.c.owner == owner, slots.c.slot_id == slot_id)
+        if context_id is not None:
+            query = query.where(slots.c.context_id == context_id)
+        async with self.db.session() as s:
+            row = (await s.execute(query.order_by(slots.c.context_id).limit(1))).first()
+        if row is None:
+            raise NotFound(f"no slot {slot_id!r}")
+        return _slot_from(row)
+
+    async def count_slots(
+        self, owner: str, context_id: str, states: Sequence[SlotState] | None = None
+    ) -> int:
+        """How many slots the context's log holds (optionally only in ``states``), by SQL count."""
+        query = (
+            sa.select(sa.func.count())
+            .select_from(slots)
+            .where(slots.c.owner == owner, slots.c.context_id == context_id)
+        )
+        if states is not None:
+            query = query.where(slots.c.state.in_([s.value for s in states]))
+        async with self.db.session() as s:
+            return int((await s.execute(query)).scalar_one())
+
+    async def delete_context(self, owner: str, context_id: str) -> bool:
+        """Delete a context with its slots and events (privacy "forget"); False if absent."""
+        async with self.db.session() as s:
+            for table in (slot_events, slots):
+                await s.execute(
+                    sa.delete(table).where(table.c.owner == owner, table.c.context_id == context_id)
+                )
+            result = await s.execute(
+                sa.delete(contexts).where(
+                    contexts.c.owner == owner, contexts.c.context_id == context_id
+                )
+            )
+        return bool(getattr(result, "rowcount", 0))
+
+    async def delete_owner(self, owner: str) -> int:
+        """Delete every context, slot and event of ``owner``; returns the contexts deleted."""
+        async with self.db.session() as s:
+            for table in (slot_events, slots):
+                await s.execute(sa.delete(table).where(table.c.owner == owner))
+            result = await s.execute(sa.delete(contexts).where(contexts.c.owner == owner))
+        return int(getattr(result, "rowcount", 0))

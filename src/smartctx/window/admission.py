@@ -1,0 +1,222 @@
+"""Admission: is a new slot a duplicate of an active one? (DESIGN.md section 2, "Admission").
+
+Two indexes over the *active* slots of one window:
+
+- exact: a dict from (kind group, hash of the normalised text) to the slot id, plus a dict from a
+  knowledge document's ``source_id`` to its slot; O(1) per lookup;
+- semantic (optional, needs an embedder): per kind group, a ring of the embeddings of the most
+  recent ``capacity`` admitted slots (default 256). A lookup is one matrix-vector product over that
+  ring, so its cost is bounded by ``capacity``, never by the window size. Older slots of a group
+  are still caught by the exact index, not by the semantic one. A semantic match also needs equal
+  guard signatures (same numbers, same negation / on-off words).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from smartctx.core.embeddings import Embedder, Vector
+from smartctx.core.slots import Slot, SlotKind
+from smartctx.window.normalize import (
+    key_of_normalized,
+    normalize_text,
+    signature_of_normalized,
+)
+
+SEMANTIC_GROUPS = frozenset({"conversation", "rag_doc", "memory", "tool_log"})
+"""Groups checked semantically; system and summary slots are only checked exactly."""
+
+MERGE_KINDS = frozenset({SlotKind.USER, SlotKind.AGENT, SlotKind.TOOL_LOG})
+"""Kinds whose duplicates are merged into the earlier slot; every other kind is refused."""
+
+
+_GROUPS: dict[SlotKind, str] = {
+    k: "conversation" if k in (SlotKind.USER, SlotKind.AGENT) else k.value for k in SlotKind
+}
+
+
+def kind_group(kind: SlotKind) -> str:
+    """The dedup group of a kind: user and agent messages form one conversation group."""
+    return _GROUPS[kind]
+
+
+@dataclass(frozen=True, slots=True)
+class Duplicate:
+    """A match for a new slot: the active slot it duplicates, why, and the similarity."""
+
+    survivor_id: str
+    reason: str  # "exact", "source_id" or "semantic"
+    similarity: float
+
+
+class Probe:
+    """What admission computes about one slot, once: its normalised text, exact key, embedding
+    (when the semantic check needs one) and, lazily, its guard signature."""
+
+    __slots__ = ("_sig", "group", "key", "norm", "vector")
+
+    def __init__(self, slot: Slot, vector: Vector | None = None) -> None:
+        self.group = kind_group(slot.kind)
+        self.norm = normalize_text(slot.text)
+        self.key = key_of_normalized(self.norm)
+        self.vector = vector
+        self._sig: frozenset[str] | None = None
+
+    @property
+    def sig(self) -> frozenset[str]:
+        if self._sig is None:
+            self._sig = signature_of_normalized(self.norm)
+        return self._sig
+
+
+class _Ring:
+    """The last ``capacity`` embeddings of one group, with their slot ids and probes."""
+
+    def __init__(self, capacity: int, dim: int) -> None:
+        self.vectors = np.zeros((capacity, dim), dtype=np.float32)
+        self.ids: list[str | None] = [None] * capacity
+        self.probes: list[Probe | None] = [None] * capacity
+        self.next = 0
+
+    def put(self, slot_id: str, probe: Probe) -> tuple[int, str | None]:
+        row = self.next
+        evicted = self.ids[row]
+        self.vectors[row] = probe.vector
+        self.ids[row] = slot_id
+        self.probes[row] = probe
+        self.next = (row + 1) % len(self.ids)
+        return row, evicted
+
+    def clear(self, row: int) -> None:
+        self.vectors[row] = 0.0
+        self.ids[row] = None
+        self.probes[row] = None
+
+    def best(self, probe: Probe, threshold: float) -> tuple[str, float] | None:
+        if probe.vector is None:
+            return None
+        sims = self.vectors @ probe.vector
+        if sims[int(sims.argmax())] < threshold:
+            return None
+        rows = np.flatnonzero(sims >= threshold)
+        for row in sorted(rows.tolist(), key=lambda r: (-float(sims[r]), r)):
+            slot_id, other = self.ids[row], self.probes[row]
+            if slot_id is not None and other is not None and other.sig == probe.sig:
+                return slot_id, float(sims[row])
+        return None
+
+
+class AdmissionIndex:
+    """Exact and semantic duplicate indexes over the active slots of one window.
+
+    Not thread-safe (the window that owns it is not). ``embedder=None`` disables semantic checks.
+    """
+
+    def __init__(
+        self, *, embedder: Embedder | None, threshold: float = 0.92, capacity: int = 256
+    ) -> None:
+        self.embedder = embedder
+        self.threshold = threshold
+        self.capacity = capacity
+        self._exact: dict[tuple[str, str], str] = {}
+        self._sources: dict[str, str] = {}
+        self._keys: dict[str, tuple[str, str]] = {}
+        self._rings: dict[str, _Ring] = {}
+        self._rows: dict[str, tuple[str, int]] = {}
+        self._stale: list[Slot] = []
+
+    def wants_vector(self, slot: Slot) -> bool:
+        """Whether ``slot`` needs an embedding for the semantic check."""
+        return self.embedder is not None and kind_group(slot.kind) in SEMANTIC_GROUPS
+
+    def embed(self, slots: list[Slot]) -> dict[str, Vector]:
+        """Embeddings (one batch) of those ``slots`` that need one, keyed by slot id."""
+        wanted = [s for s in slots if self.wants_vector(s)]
+        if not wanted or self.embedder is None:
+            return {}
+        matrix = self.embedder.embed([s.text for s in wanted])
+        return {s.id: matrix[i] for i, s in enumerate(wanted)}
+
+    def probe(self, slot: Slot, vector: Vector | None = None) -> Probe:
+        """The probe of ``slot``; ``vector`` is its embedding when already computed (batches)."""
+        return Probe(slot, vector)
+
+    def _ensure_vector(self, slot: Slot, probe: Probe) -> bool:
+        if probe.vector is None and self.embedder is not None and probe.group in SEMANTIC_GROUPS:
+            probe.vector = self.embedder.embed([slot.text])[0]
+        return probe.vector is not None
+
+    def find(self, slot: Slot, probe: Probe) -> Duplicate | None:
+        """The active duplicate of ``slot``, if any (exact first, then source id, then semantic)."""
+        survivor = self._exact.get((probe.group, probe.key))
+        if survivor is not None:
+            return Duplicate(survivor, "exact", 1.0)
+        if slot.kind is SlotKind.RAG_DOC and slot.source_id:
+            survivor = self._sources.get(slot.source_id)
+            if survivor is not None:
+                return Duplicate(survivor, "source_id", 1.0)
+        if not self._ensure_vector(slot, probe):
+            return None
+        self._refresh_stale()
+        ring = self._rings.get(probe.group)
+        hit = ring.best(probe, self.threshold) if ring is not None else None
+        return Duplicate(hit[0], "semantic", hit[1]) if hit else None
+
+    def add(self, slot: Slot, probe: Probe | None = None) -> None:
+        """Index an admitted active slot (its probe is computed if not given)."""
+        if probe is None:
+            probe = self.probe(slot)
+        key = (probe.group, probe.key)
+        self._exact.setdefault(key, slot.id)
+        self._keys[slot.id] = key
+        if slot.kind is SlotKind.RAG_DOC and slot.source_id:
+            self._sources.setdefault(slot.source_id, slot.id)
+        if self._ensure_vector(slot, probe):
+            self._refresh_stale()
+            self._put(slot.id, probe)
+
+    def remove(self, slot: Slot) -> None:
+        """Forget ``slot`` (it left the window)."""
+        key = self._keys.pop(slot.id, None)
+        if key is not None and self._exact.get(key) == slot.id:
+            del self._exact[key]
+        if slot.source_id and self._sources.get(slot.source_id) == slot.id:
+            del self._sources[slot.source_id]
+        where = self._rows.pop(slot.id, None)
+        if where is not None:
+            self._rings[where[0]].clear(where[1])
+
+    def rebuild(self, active_by_recency: Iterable[Slot]) -> None:
+        """Re-index restored active slots; their embeddings are computed lazily, in one batch."""
+        per_group: dict[str, list[Slot]] = {}
+        for slot in active_by_recency:
+            probe = Probe(slot)
+            self._exact.setdefault((probe.group, probe.key), slot.id)
+            self._keys[slot.id] = (probe.group, probe.key)
+            if slot.kind is SlotKind.RAG_DOC and slot.source_id:
+                self._sources.setdefault(slot.source_id, slot.id)
+            if self.wants_vector(slot):
+                per_group.setdefault(probe.group, []).append(slot)
+        self._stale = [s for group in per_group.values() for s in group[-self.capacity :]]
+
+    def _refresh_stale(self) -> None:
+        if not self._stale:
+            return
+        stale, self._stale = self._stale, []
+        vectors = self.embed([s for s in stale if s.id in self._keys])
+        for slot in stale:
+            if slot.id in vectors:
+                self._put(slot.id, Probe(slot, vectors[slot.id]))
+
+    def _put(self, slot_id: str, probe: Probe) -> None:
+        ring = self._rings.get(probe.group)
+        if ring is None:
+            vector = probe.vector if probe.vector is not None else np.zeros(1, np.float32)
+            ring = self._rings[probe.group] = _Ring(self.capacity, int(vector.shape[-1]))
+        row, evicted = ring.put(slot_id, probe)
+        if evicted is not None:
+            self._rows.pop(evicted, None)
+        self._rows[slot_id] = (probe.group, row)

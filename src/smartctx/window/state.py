@@ -1,0 +1,200 @@
+"""The mutable state of one window and the primitive operations the funnel stages use.
+
+Everything a stage may do goes through :class:`WindowState`: look at the next eviction victim,
+archive a slot (drop, summarize, evict), take the oldest conversation run, insert a summary. Each
+primitive keeps every index consistent and costs O(1) or O(log n) amortised, never a scan of the
+window:
+
+- the token total and per-kind counters are maintained incrementally;
+- ``recency`` of a slot is the sequence number of its latest ``admitted`` or ``merged`` event (a
+  merge refreshes the survivor), so it can be rebuilt exactly from the event log;
+- a heap of ``(priority, recency, slot_id)`` over unpinned active slots, with lazy deletion, gives
+  the eviction victim ``min(priority, recency)``;
+- linked ordered dicts give the oldest active slot (FIFO) and the conversation in recency order.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import OrderedDict
+from typing import Any
+
+from smartctx.core.embeddings import Embedder
+from smartctx.core.slots import CONVERSATION_KINDS, Event, EventKind, Slot, SlotKind, SlotState
+from smartctx.core.tokens import TokenCounter
+from smartctx.window.admission import AdmissionIndex
+from smartctx.window.render import render_content
+from smartctx.window.summarizer import Summarizer
+
+
+class WindowState:
+    """Slots, events and indexes of one context window. Not thread-safe; owned by one window."""
+
+    def __init__(
+        self,
+        budget: int,
+        *,
+        counter: TokenCounter,
+        embedder: Embedder | None,
+        admission: AdmissionIndex,
+        summarizer: Summarizer | None,
+        message_overhead: int,
+    ) -> None:
+        self.budget = budget
+        self.counter = counter
+        self.embedder = embedder
+        self.admission = admission
+        self.summarizer = summarizer
+        self.message_overhead = message_overhead
+        self.log: list[Slot] = []
+        self.by_id: dict[str, Slot] = {}
+        self.events: list[Event] = []
+        self.active: dict[str, Slot] = {}
+        self.pinned: dict[str, None] = {}
+        self.order: OrderedDict[str, None] = OrderedDict()
+        self.conversation: OrderedDict[str, None] = OrderedDict()
+        self.archived: dict[str, None] = {}
+        self.recency: dict[str, int] = {}
+        self.tokens_used = 0
+        self.pinned_tokens = 0
+        self.kind_count: dict[SlotKind, int] = dict.fromkeys(SlotKind, 0)
+        self.kind_tokens: dict[SlotKind, int] = dict.fromkeys(SlotKind, 0)
+        self.dirty: dict[str, int] = {}
+        self._stamp = 0
+        self._heap: list[tuple[float, int, str]] = []
+
+    # measurement -------------------------------------------------------------------------------
+
+    def count(self, slot: Slot) -> int:
+        """Tokens of ``slot`` as the prompt renders it, plus the per-message overhead."""
+        return self.counter.count(render_content(slot)) + self.message_overhead
+
+    @property
+    def over_by(self) -> int:
+        """How many tokens the active slots exceed the budget by (0 when they fit)."""
+        return max(0, self.tokens_used - self.budget)
+
+    # events and log ----------------------------------------------------------------------------
+
+    def emit(self, kind: EventKind, slot_id: str, **detail: Any) -> Event:
+        event = Event(kind=kind, slot_id=slot_id, seq=len(self.events), detail=detail)
+        self.events.append(event)
+        if kind is EventKind.ADMITTED:
+            self._touch(slot_id, event.seq)
+        elif kind is EventKind.MERGED:
+            self._touch(str(detail["into"]), event.seq)
+        return event
+
+    def append(self, slot: Slot) -> None:
+        """Put ``slot`` (already a private copy, tokens counted) at the end of the log."""
+        slot.seq = len(self.log)
+        self.log.append(slot)
+        self.by_id[slot.id] = slot
+
+    def mark(self, slot: Slot) -> None:
+        """Record that an already logged slot changed (state, repeat count or pin)."""
+        self._stamp += 1
+        self.dirty[slot.id] = self._stamp
+
+    # the active set ----------------------------------------------------------------------------
+
+    def activate(self, slot: Slot) -> None:
+        """Make a logged slot active (its ``admitted`` event is emitted separately)."""
+        slot.state = SlotState.ACTIVE
+        self.active[slot.id] = slot
+        self.order[slot.id] = None
+        if slot.kind in CONVERSATION_KINDS:
+            self.conversation[slot.id] = None
+        self.tokens_used += slot.tokens
+        self.kind_count[slot.kind] += 1
+        self.kind_tokens[slot.kind] += slot.tokens
+        if slot.pinned:
+            self.pinned_tokens += slot.tokens
+            self.pinned[slot.id] = None
+
+    def archive(self, slot: Slot, state: SlotState, event: EventKind, **detail: Any) -> Event:
+        """Take an active slot out of the window into ``state`` (it stays in the log)."""
+        del self.active[slot.id]
+        self.order.pop(slot.id, None)
+        self.conversation.pop(slot.id, None)
+        self.tokens_used -= slot.tokens
+        self.kind_count[slot.kind] -= 1
+        self.kind_tokens[slot.kind] -= slot.tokens
+        if slot.pinned:
+            self.pinned_tokens -= slot.tokens
+            self.pinned.pop(slot.id, None)
+        slot.state = state
+        self.archived[slot.id] = None
+        self.admission.remove(slot)
+        self.mark(slot)
+        return self.emit(event, slot.id, tokens=slot.tokens, **detail)
+
+    def set_pinned(self, slot: Slot, pinned: bool) -> None:
+        if slot.pinned == pinned:
+            return
+        slot.pinned = pinned
+        self.mark(slot)
+        if slot.state is not SlotState.ACTIVE:
+            return
+        if pinned:
+            self.pinned_tokens += slot.tokens
+            self.pinned[slot.id] = None
+        else:
+            self.pinned_tokens -= slot.tokens
+            self.pinned.pop(slot.id, None)
+            self._push(slot)
+
+    def _touch(self, slot_id: str, recency: int) -> None:
+        self.recency[slot_id] = recency
+        if slot_id in self.order:
+            self.order.move_to_end(slot_id)
+        if slot_id in self.conversation:
+            self.conversation.move_to_end(slot_id)
+        slot = self.active.get(slot_id)
+        if slot is not None and not slot.pinned:
+            self._push(slot)
+
+    def _push(self, slot: Slot) -> None:
+        heapq.heappush(
+            self._heap, (slot.effective_priority, self.recency.get(slot.id, slot.seq), slot.id)
+        )
+        if len(self._heap) > 2 * len(self.active) + 64:
+            self._compact()
+
+    def _compact(self) -> None:
+        self._heap = [e for e in self._heap if self._valid(e)]
+        heapq.heapify(self._heap)
+
+    def _valid(self, entry: tuple[float, int, str]) -> bool:
+        slot = self.active.get(entry[2])
+        return (
+            slot is not None
+            and not slot.pinned
+            and self.recency.get(slot.id, slot.seq) == entry[1]
+            and slot.effective_priority == entry[0]
+        )
+
+    # what stages look at -----------------------------------------------------------------------
+
+    def lowest(self) -> Slot | None:
+        """The unpinned active slot of lowest priority, least recent first; O(log n) amortised."""
+        while self._heap:
+            entry = self._heap[0]
+            if self._valid(entry):
+                return self.active[entry[2]]
+            heapq.heappop(self._heap)
+        return None
+
+    def oldest(self) -> Slot | None:
+        """The least recent active slot, pinned or not."""
+        for slot_id in self.order:
+            return self.active[slot_id]
+        return None
+
+    def rebuild_heap(self) -> None:
+        self._heap = [
+            (s.effective_priority, self.recency.get(s.id, s.seq), s.id)
+            for s in self.active.values()
+            if not s.pinned
+        ]
+        heapq.heapify(self._heap)

@@ -1,0 +1,389 @@
+"""``ContextWindow``: the context engine (DESIGN.md section 2). Pure, synchronous, deterministic.
+
+Contract of :meth:`ContextWindow.add`:
+
+1. the slot is copied (the caller's object is never touched nor kept) and its tokens are counted
+   once, on its rendered form (:func:`~smartctx.window.render.render_content`) plus the fixed
+   ``message_overhead``: the sum of active tokens is what :meth:`assemble` sends;
+2. admission: an exact (normalised text) or semantic duplicate of an active slot of the same kind
+   group is *merged* (user, agent, tool_log: the survivor's ``repeat_count`` rises and its recency
+   is refreshed, so it counts as the newest) or *refused* (rag_doc, memory, system, summary);
+   a ``rag_doc`` with the ``source_id`` of an active one is refused too. Either way the new slot
+   is logged with state ``merged`` / ``refused``;
+3. pinned slots (system slots always; the current user turn while its turn lasts) are never
+   dropped, summarized or evicted. If the pinned slots would exceed the budget, ``add`` raises
+   :class:`~smartctx.core.errors.BudgetExceeded` and nothing changes (no log entry, no event);
+4. while over budget the funnel runs; if its stages cannot make the window fit, the window falls
+   back to :class:`~smartctx.window.stages.EvictLowestPriority` (or ``EvictOldest`` for a funnel
+   that ignores pins), so the window always fits after ``add``. An unpinned slot larger than the
+   free room is therefore admitted and then evicted at once.
+
+Nothing in the add path scans the window: the dedup indexes are dicts plus a bounded ring of
+recent embeddings, the victim comes from a heap, the token total is maintained incrementally.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from smartctx.core.embeddings import Embedder, Vector
+from smartctx.core.errors import BudgetExceeded, InvalidInput, NotFound
+from smartctx.core.recall import Recaller
+from smartctx.core.slots import Event, EventKind, Slot, SlotKind, SlotState
+from smartctx.core.tokens import TokenCounter
+from smartctx.window.admission import MERGE_KINDS, AdmissionIndex, Duplicate
+from smartctx.window.persist import Changes, ChangeTracker, rebuild_state
+from smartctx.window.recall import recall_archived
+from smartctx.window.render import Prompt, build_prompt, order_slots
+from smartctx.window.snapshot import Snapshot
+from smartctx.window.stages import EvictLowestPriority, EvictOldest, Stage, default_funnel
+from smartctx.window.state import WindowState
+from smartctx.window.summarizer import Summarizer
+
+Listener = Callable[[list[Event]], None]
+
+
+def clone(slot: Slot, **changes: Any) -> Slot:
+    """A fast copy of a valid slot (no re-validation); ``metadata`` is copied, never shared."""
+    out: Slot = object.__new__(Slot)
+    out.kind = slot.kind
+    out.text = slot.text
+    out.priority = slot.priority
+    out.source_id = slot.source_id
+    out.provenance = slot.provenance
+    out.pinned = slot.pinned
+    out.id = slot.id
+    out.repeat_count = slot.repeat_count
+    out.state = slot.state
+    out.seq = slot.seq
+    out.tokens = slot.tokens
+    out.created_at = slot.created_at
+    out.metadata = dict(slot.metadata)
+    for name, value in changes.items():
+        setattr(out, name, value)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class AddResult:
+    """What ``add`` did: a copy of the stored slot (with seq, tokens, state), the events caused
+    (admission and any funnel events, in order) and whether the slot entered the window."""
+
+    slot: Slot
+    events: list[Event]
+    admitted: bool
+
+
+class ContextWindow:
+    """The active slots of one context inside a token budget, plus the log of every slot added.
+
+    Not thread-safe: one owner (a request handler holding the context's lock) at a time.
+    ``embedder=None`` disables semantic deduplication (exact deduplication stays on).
+    ``semantic_window`` bounds the semantic check to the most recent N embeddings per kind group.
+    """
+
+    def __init__(
+        self,
+        budget: int,
+        *,
+        counter: TokenCounter,
+        funnel: Sequence[Stage] | None = None,
+        embedder: Embedder | None = None,
+        dedup_threshold: float = 0.92,
+        summarizer: Summarizer | None = None,
+        recaller: Recaller | None = None,
+        recall_ratio: float = 0.3,
+        recall_k: int = 8,
+        semantic_window: int = 256,
+        message_overhead: int = 0,
+    ) -> None:
+        if budget <= 0:
+            raise InvalidInput(f"budget must be a positive number of tokens, got {budget}")
+        if not 0.0 <= recall_ratio <= 1.0:
+            raise InvalidInput(f"recall_ratio must be within 0..1, got {recall_ratio}")
+        self.funnel: list[Stage] = list(funnel) if funnel is not None else default_funnel()
+        self.ignores_pins = any(stage.ignores_pins for stage in self.funnel)
+        self._fallback: Stage = EvictOldest() if self.ignores_pins else EvictLowestPriority()
+        self.recaller = recaller
+        self.recall_ratio = recall_ratio
+        self.recall_k = recall_k
+        admission = AdmissionIndex(
+            embedder=embedder, threshold=dedup_threshold, capacity=semantic_window
+        )
+        self._state = WindowState(
+            budget,
+            counter=counter,
+            embedder=embedder,
+            admission=admission,
+            summarizer=summarizer,
+            message_overhead=message_overhead,
+        )
+        self._tracker = ChangeTracker()
+        self._listeners: list[Listener] = []
+
+    # read-only views ----------------------------------------------------------------------------
+
+    @property
+    def budget(self) -> int:
+        return self._state.budget
+
+    @property
+    def tokens_used(self) -> int:
+        """Tokens of the active slots (maintained incrementally)."""
+        return self._state.tokens_used
+
+    @property
+    def pinned_tokens(self) -> int:
+        return self._state.pinned_tokens
+
+    @property
+    def version(self) -> int:
+        """Grows with every mutation batch (it is the number of events so far)."""
+        return len(self._state.events)
+
+    @property
+    def log(self) -> list[Slot]:
+        """Copies of every slot ever added (and every summary made), in ``seq`` order."""
+        return [s.copy() for s in self._state.log]
+
+    @property
+    def events(self) -> list[Event]:
+        """Every event so far, in ``seq`` order (treat as read-only)."""
+        return list(self._state.events)
+
+    @property
+    def active(self) -> list[Slot]:
+        """Copies of the active slots, in ``seq`` order."""
+        return [s.copy() for s in self._state.active.values()]
+
+    def get(self, slot_id: str) -> Slot:
+        """A copy of the logged slot ``slot_id``; ``NotFound`` if this window never had it."""
+        slot = self._state.by_id.get(slot_id)
+        if slot is None:
+            raise NotFound(f"no slot {slot_id!r} in this context")
+        return slot.copy()
+
+    def recency(self, slot_id: str) -> int:
+        """The recency rank of a slot (seq of its latest admitted/merged event)."""
+        return self._state.recency.get(slot_id, -1)
+
+    def add_listener(self, callback: Listener) -> Callable[[], None]:
+        """Call ``callback(events)`` after every mutation batch; returns a function removing it.
+
+        Callbacks run synchronously after the window is consistent; their errors propagate.
+        """
+        self._listeners.append(callback)
+        return lambda: self._listeners.remove(callback)
+
+    # mutations ----------------------------------------------------------------------------------
+
+    def add(self, slot: Slot) -> AddResult:
+        """Add one slot (see the module docstring for the full contract)."""
+        self._validate([slot])
+        start = len(self._state.events)
+        try:
+            return self._add(slot, None)
+        finally:
+            self._notify(start)
+
+    def add_many(self, slots: Iterable[Slot]) -> list[AddResult]:
+        """Add slots in order, embedding all of them in one batch first (fast ingest).
+
+        Equivalent to calling :meth:`add` for each; if one raises ``BudgetExceeded``, the slots
+        before it stay added and the error propagates. Listeners are called once.
+        """
+        batch = list(slots)
+        self._validate(batch)
+        vectors = self._state.admission.embed(batch)
+        start = len(self._state.events)
+        try:
+            return [self._add(slot, vectors.get(slot.id)) for slot in batch]
+        finally:
+            self._notify(start)
+
+    def unpin(self, slot_id: str) -> list[Event]:
+        """Unpin an active non-system slot (its turn is over); no-op if it is not pinned."""
+        slot = self._state.active.get(slot_id)
+        if slot is None:
+            raise NotFound(f"no active slot {slot_id!r} in this context")
+        if slot.kind is SlotKind.SYSTEM:
+            raise InvalidInput("system slots are always pinned")
+        if not slot.pinned:
+            return []
+        start = len(self._state.events)
+        self._state.set_pinned(slot, False)
+        self._state.emit(EventKind.UNPINNED, slot_id)
+        self._notify(start)
+        return self._state.events[start:]
+
+    def end_turn(self) -> list[Event]:
+        """Unpin every pinned non-system slot (the turn is over)."""
+        start = len(self._state.events)
+        pinned = sorted((self._state.active[i] for i in self._state.pinned), key=lambda s: s.seq)
+        for slot in pinned:
+            if slot.kind is not SlotKind.SYSTEM:
+                self._state.set_pinned(slot, False)
+                self._state.emit(EventKind.UNPINNED, slot.id)
+        self._notify(start)
+        return self._state.events[start:]
+
+    def _validate(self, slots: Sequence[Slot]) -> None:
+        seen: set[str] = set()
+        for slot in slots:
+            if not isinstance(slot, Slot):
+                raise InvalidInput(f"expected a Slot, got {type(slot).__name__}")
+            if not isinstance(slot.text, str):
+                raise InvalidInput("slot text must be a string")
+            if not isinstance(slot.kind, SlotKind):
+                raise InvalidInput(f"unknown slot kind {slot.kind!r}")
+            if not math.isfinite(slot.effective_priority):
+                raise InvalidInput(f"slot priority must be a finite number: {slot.priority}")
+            if slot.id in self._state.by_id or slot.id in seen:
+                raise InvalidInput(f"slot id {slot.id!r} is already in this context")
+            seen.add(slot.id)
+
+    def _add(self, given: Slot, vector: Vector | None) -> AddResult:
+        st = self._state
+        slot = clone(given, state=SlotState.ACTIVE, seq=-1, repeat_count=max(1, given.repeat_count))
+        if slot.kind is SlotKind.SYSTEM:
+            slot.pinned = True
+        slot.tokens = st.count(slot)
+        probe = st.admission.probe(slot, vector)
+        dup = st.admission.find(slot, probe)
+        self._check_budget(slot, dup)
+        start = len(st.events)
+        st.append(slot)
+        if dup is None:
+            st.activate(slot)
+            st.admission.add(slot, probe)
+            st.emit(EventKind.ADMITTED, slot.id, tokens=slot.tokens)
+            self._run_funnel()
+        elif slot.kind in MERGE_KINDS:
+            survivor = st.active[dup.survivor_id]
+            slot.state = SlotState.MERGED
+            survivor.repeat_count += 1
+            st.mark(survivor)
+            if slot.pinned:
+                st.set_pinned(survivor, True)
+            st.emit(
+                EventKind.MERGED,
+                slot.id,
+                into=survivor.id,
+                reason=dup.reason,
+                similarity=round(dup.similarity, 4),
+                repeat_count=survivor.repeat_count,
+            )
+        else:
+            slot.state = SlotState.REFUSED
+            st.emit(
+                EventKind.REFUSED,
+                slot.id,
+                duplicate_of=dup.survivor_id,
+                reason=dup.reason,
+                similarity=round(dup.similarity, 4),
+            )
+        return AddResult(slot=clone(slot), events=st.events[start:], admitted=dup is None)
+
+    def _check_budget(self, slot: Slot, dup: Duplicate | None) -> None:
+        if self.ignores_pins:
+            return
+        st = self._state
+        extra = 0
+        if dup is None and slot.pinned:
+            extra = slot.tokens
+        elif dup is not None and slot.pinned and slot.kind in MERGE_KINDS:
+            survivor = st.active[dup.survivor_id]
+            extra = 0 if survivor.pinned else survivor.tokens
+        if st.pinned_tokens + extra <= st.budget:
+            return
+        pinned = [(s.id, s.kind.value, s.tokens) for s in map(st.active.get, st.pinned) if s]
+        if dup is None:
+            pinned.append((slot.id, slot.kind.value, slot.tokens))
+        elif extra:
+            survivor = st.active[dup.survivor_id]
+            pinned.append((survivor.id, survivor.kind.value, survivor.tokens))
+        raise BudgetExceeded(pinned, st.budget)
+
+    def _run_funnel(self) -> None:
+        st = self._state
+        while st.over_by > 0:
+            before = st.tokens_used
+            for stage in self.funnel:
+                if st.over_by == 0:
+                    break
+                stage.apply(st, st.over_by)
+            if st.tokens_used >= before:
+                break
+        if st.over_by > 0:
+            self._fallback.apply(st, st.over_by)
+
+    def _notify(self, start: int) -> None:
+        if len(self._state.events) > start and self._listeners:
+            batch = self._state.events[start:]
+            for callback in list(self._listeners):
+                callback(list(batch))
+
+    # reading ------------------------------------------------------------------------------------
+
+    def assemble(self, query: str | None = None, *, extra: Sequence[Slot] = ()) -> Prompt:
+        """The prompt to send: active slots in prompt order (see :mod:`~smartctx.window.render`).
+
+        With a recaller and a query, up to ``recall_ratio * budget`` tokens (never more than the
+        free room) are filled with archived slots and ``extra`` candidates ranked by the recaller,
+        each shown with its source; each emits a ``recalled`` event. Nothing is re-added to the
+        log and the active set does not change.
+        """
+        st = self._state
+        ordered = order_slots(list(st.active.values()), st.recency)
+        start = len(st.events)
+        recalled: list[Slot] = []
+        if self.recaller is not None and query:
+            room = min(int(self.recall_ratio * st.budget), st.budget - st.tokens_used)
+            recalled = recall_archived(st, self.recaller, query, extra, room, self.recall_k)
+        tokens = st.tokens_used + sum(s.tokens for s in recalled)
+        prompt = build_prompt(ordered, recalled, tokens, st.events[start:])
+        self._notify(start)
+        return prompt
+
+    def snapshot(self, recent_events: int = 50) -> Snapshot:
+        """Budget, usage, per-kind counts, active slots and the last ``recent_events`` events."""
+        st = self._state
+        recent = st.events[-recent_events:] if recent_events > 0 else []
+        return Snapshot.build(
+            budget=st.budget,
+            tokens_used=st.tokens_used,
+            pinned_tokens=st.pinned_tokens,
+            version=self.version,
+            log_size=len(st.log),
+            kind_count=st.kind_count,
+            kind_tokens=st.kind_tokens,
+            active=list(st.active.values()),
+            events=recent,
+        )
+
+    # persistence --------------------------------------------------------------------------------
+
+    def pending_changes(self) -> Changes:
+        """What changed since the last :meth:`mark_saved`: new slots, changed slots, new events."""
+        return self._tracker.pending(self._state)
+
+    def mark_saved(self, changes: Changes) -> None:
+        """Record that ``changes`` are persisted (later changes stay pending)."""
+        self._tracker.saved(self._state, changes)
+
+    @classmethod
+    def restore(
+        cls, log_slots: Sequence[Slot], events: Sequence[Event], budget: int, **kwargs: Any
+    ) -> ContextWindow:
+        """Rebuild a window from its log and events without re-running admission or the funnel.
+
+        The result has the same active set, order, recency, snapshot and events as the window
+        that produced them; nothing is pending. ``kwargs`` are the constructor's options.
+        """
+        window = cls(budget, **kwargs)
+        rebuild_state(window._state, log_slots, events)
+        window._tracker.saved_all(window._state)
+        return window

