@@ -1,0 +1,182 @@
+"""``smartctx bench locomo``: evidence recall and evidence retention on LoCoMo.
+
+For each conversation, every turn becomes a slot (source id = ``dia_id``, time = the session
+date, speaker in metadata). For each question of categories 1-4:
+
+- recall@k (k = 5, 10, 25, 50): the share of its evidence turns among the top k turns retrieved
+  for the question (the LoCoMo paper's Table 3 measure), for smartctx's ``HybridRecaller`` and for
+  plain BM25 (lower-cased words, no stemming, no stop words, the turn text alone);
+- retention at budgets (512, 1,024, 2,048, 4,096 tokens): the share of its evidence turns whose
+  text is verbatim in the prompt assembled for the question, for the smartctx window with recall
+  and for a first-in-first-out window (:mod:`smartctx.bench.locomo_windows`).
+
+Each number is a mean over questions, overall and per category, as a fraction in [0, 1]. The
+question text is the only input to retrieval; evidence is used for scoring alone, and every
+parameter is fixed once for the whole run (see :class:`LocomoConfig`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from smartctx.bench.locomo_data import CATEGORIES, LoCoMo
+from smartctx.bench.locomo_windows import FifoWindow, SmartWindow, conversation_slots, retained
+from smartctx.core.embeddings import Embedder
+from smartctx.core.tokens import TokenCounter
+from smartctx.retrieval.analysis import words
+from smartctx.retrieval.hybrid import HybridIndex
+from smartctx.retrieval.recall import HybridRecaller
+
+Progress = Callable[[str, int], None]
+"""Called with (phase description, units done since the last call)."""
+
+KS = (5, 10, 25, 50)
+BUDGETS = (512, 1024, 2048, 4096)
+
+
+@dataclass(frozen=True)
+class LocomoConfig:
+    """Every knob of the run, chosen once (never per question)."""
+
+    ks: tuple[int, ...] = KS
+    budgets: tuple[int, ...] = BUDGETS
+    recall_ratio: float = 0.8
+    rrf_k: int = 20
+    weights: tuple[float, float] = (1.0, 1.0)
+    context_weight: float = 0.5
+
+
+class _Means:
+    """Running means of named series, overall and per category."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, list[float]] = defaultdict(list)
+
+    def add(self, name: str, category: int, value: float) -> None:
+        self.values[f"{name}|all"].append(value)
+        self.values[f"{name}|{category}"].append(value)
+
+    def mean(self, name: str, category: str = "all") -> float:
+        vals = self.values.get(f"{name}|{category}", [])
+        return sum(vals) / len(vals) if vals else 0.0
+
+
+@dataclass
+class LocomoResult:
+    """Means by system and measure; ``to_json`` gives the documented JSON shape."""
+
+    config: LocomoConfig
+    questions: int = 0
+    conversations: int = 0
+    turns: int = 0
+    per_category: dict[int, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    embedder: str = ""
+    means: _Means = field(default_factory=_Means)
+
+    def value(self, system: str, measure: str, x: int, category: str = "all") -> float:
+        return self.means.mean(f"{system}:{measure}:{x}", category)
+
+    def table(self, system: str, measure: str, category: str = "all") -> dict[str, float]:
+        xs = self.config.ks if measure == "recall" else self.config.budgets
+        return {str(x): self.value(system, measure, x, category) for x in xs}
+
+    def to_json(self) -> dict[str, Any]:
+        cats = {str(c): CATEGORIES[c] for c in sorted(self.per_category)}
+        return {
+            "questions": self.questions,
+            "conversations": self.conversations,
+            "turns": self.turns,
+            "skipped": dict(self.skipped),
+            "embedder": self.embedder,
+            "config": {
+                "recall_ratio": self.config.recall_ratio,
+                "rrf_k": self.config.rrf_k,
+                "weights": list(self.config.weights),
+                "context_weight": self.config.context_weight,
+            },
+            "smartctx": {
+                "recall": self.table("smartctx", "recall"),
+                "retention": self.table("smartctx", "retention"),
+            },
+            "fifo": {"retention": self.table("fifo", "retention")},
+            "bm25": {"recall": self.table("bm25", "recall")},
+            "categories": {
+                c: {
+                    "name": name,
+                    "questions": self.per_category[int(c)],
+                    "smartctx": {
+                        "recall": self.table("smartctx", "recall", c),
+                        "retention": self.table("smartctx", "retention", c),
+                    },
+                    "fifo": {"retention": self.table("fifo", "retention", c)},
+                    "bm25": {"recall": self.table("bm25", "recall", c)},
+                }
+                for c, name in cats.items()
+            },
+        }
+
+
+def _recall_at(ranked: list[str], evidence: tuple[str, ...], k: int) -> float:
+    top = set(ranked[:k])
+    return sum(1 for d in evidence if d in top) / len(evidence)
+
+
+def run_locomo(
+    data: LoCoMo,
+    *,
+    embedder: Embedder | None,
+    counter: TokenCounter,
+    config: LocomoConfig | None = None,
+    progress: Progress | None = None,
+) -> LocomoResult:
+    """Run the benchmark over ``data`` (see the module doc). ``embedder=None`` makes smartctx's
+    recaller lexical only. ``progress`` hears about each conversation ingested and question done."""
+    cfg = config or LocomoConfig()
+    tick = progress or (lambda _phase, _n: None)
+    result = LocomoResult(cfg, conversations=len(data.conversations), turns=data.turns)
+    result.skipped = dict(data.skipped)
+    result.embedder = embedder.name if embedder is not None else "none (BM25 only)"
+    depth = max(cfg.ks)
+    for conv in data.conversations:
+        slots = conversation_slots(conv)
+        by_dia = {t.dia_id: t for t in conv.turns}
+        recaller = HybridRecaller(
+            embedder=embedder,
+            rrf_k=cfg.rrf_k,
+            weights=cfg.weights,
+            context_weight=cfg.context_weight,
+        )
+        recaller.prepare(slots)
+        recaller.index.prepare_queries([q.text for q in conv.questions])
+        bm25 = HybridIndex(embedder=None, analyzer=words)
+        bm25.add([t.dia_id for t in conv.turns], [t.text for t in conv.turns])
+        smart = {
+            b: SmartWindow(
+                conv, b, counter=counter, recaller=recaller, recall_ratio=cfg.recall_ratio
+            )
+            for b in cfg.budgets
+        }
+        fifo = {b: FifoWindow(conv, b, counter=counter) for b in cfg.budgets}
+        tick(f"{conv.sample_id}: windows built", 0)
+        for question in conv.questions:
+            cat = question.category
+            result.per_category[cat] = result.per_category.get(cat, 0) + 1
+            result.questions += 1
+            ranked = [s.source_id or "" for s, _ in recaller.rank(question.text, slots, depth)]
+            lexical = [h.id for h in bm25.search(question.text, depth)]
+            for k in cfg.ks:
+                result.means.add(
+                    f"smartctx:recall:{k}", cat, _recall_at(ranked, question.evidence, k)
+                )
+                result.means.add(f"bm25:recall:{k}", cat, _recall_at(lexical, question.evidence, k))
+            for b in cfg.budgets:
+                kept = retained(question.evidence, by_dia, smart[b].assemble(question.text).text)
+                result.means.add(f"smartctx:retention:{b}", cat, kept)
+                gone = retained(question.evidence, by_dia, fifo[b].assemble(question.text).text)
+                result.means.add(f"fifo:retention:{b}", cat, gone)
+            tick(f"{conv.sample_id}: questions", 1)
+    return result

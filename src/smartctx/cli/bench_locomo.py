@@ -1,0 +1,118 @@
+"""``smartctx bench locomo``: evidence recall@k and retention by budget on LoCoMo."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from smartctx.cli.app import console
+from smartctx.cli.bench import bench_app
+
+EMBEDDERS = ("e5", "use", "hashing", "none")
+
+
+@bench_app.command("locomo")
+def locomo(
+    data: Annotated[
+        Path | None,
+        typer.Option(help="LoCoMo JSON (default ../shared/data/locomo/locomo-dev.json)"),
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="use only the first N conversations")] = None,
+    questions: Annotated[
+        int | None, typer.Option(help="use only the first N questions of each conversation")
+    ] = None,
+    embedder: Annotated[
+        str, typer.Option(help="retrieval embedder: e5 (default), use, hashing or none (BM25)")
+    ] = "e5",
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(help="embedding cache (default .smartctx/cache/locomo; gitignored)"),
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="do not cache embeddings")] = False,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="write the results as JSON")
+    ] = None,
+    docs: Annotated[
+        Path | None,
+        typer.Option(help="rewrite the bench:locomo section of this Markdown file (and its plot)"),
+    ] = None,
+) -> None:
+    """Evidence recall@5/10/25/50 and retention at 512-4,096 tokens on LoCoMo, against plain BM25
+    and a FIFO window.
+
+    Example: smartctx bench locomo --json out/locomo.json --docs docs/benchmarks.md
+    """
+    from smartctx.bench.docs import write_section
+    from smartctx.bench.locomo import run_locomo
+    from smartctx.bench.locomo_cache import CachedEmbedder
+    from smartctx.bench.locomo_data import default_data_path, load_locomo
+    from smartctx.bench.locomo_report import markdown, plot
+    from smartctx.core.embeddings import Embedder, get_embedder
+    from smartctx.core.errors import ConfigError
+    from smartctx.core.tokens import get_counter
+
+    if embedder not in EMBEDDERS:
+        raise ConfigError(f"unknown embedder {embedder!r}: choose one of {', '.join(EMBEDDERS)}")
+    dataset = load_locomo(data or default_data_path(), limit=limit, questions=questions)
+    chosen: Embedder | None = None
+    cached: CachedEmbedder | None = None
+    if embedder != "none":
+        directory = None if no_cache else (cache_dir or Path(".smartctx/cache/locomo"))
+        cached = CachedEmbedder(get_embedder(embedder), directory)
+        chosen = cached
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    ) as bar:
+        task = bar.add_task("embedding and building windows", total=dataset.questions)
+
+        def step(phase: str, done: int) -> None:
+            bar.update(task, description=phase, advance=done)
+
+        result = run_locomo(dataset, embedder=chosen, counter=get_counter(), progress=step)
+    if cached is not None:
+        cached.save()
+    _print(result)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
+        console.print(f"wrote {json_path}")
+    if docs is not None:
+        image = plot(result, docs.parent / "bench-locomo.png")
+        command = "smartctx bench locomo" + (f" --embedder {embedder}" if embedder != "e5" else "")
+        command += f" --limit {limit}" if limit is not None else ""
+        command += f" --questions {questions}" if questions is not None else ""
+        write_section("locomo", markdown(result, command), docs)
+        console.print(f"wrote {docs} and {image}")
+
+
+def _print(result: object) -> None:
+    from smartctx.bench.locomo import LocomoResult
+
+    if not isinstance(result, LocomoResult):
+        return
+    cfg = result.config
+    recall = Table(title=f"LoCoMo evidence recall ({result.questions} questions, %)")
+    recall.add_column("retriever")
+    for k in cfg.ks:
+        recall.add_column(f"@{k}", justify="right")
+    for system in ("smartctx", "bm25"):
+        values = result.table(system, "recall").values()
+        recall.add_row(system, *(f"{100 * v:.1f}" for v in values))
+    console.print(recall)
+    keep = Table(title="Evidence retained in the window by token budget (%)")
+    keep.add_column("window")
+    for b in cfg.budgets:
+        keep.add_column(f"{b:,}", justify="right")
+    for system in ("smartctx", "fifo"):
+        values = result.table(system, "retention").values()
+        keep.add_row(system, *(f"{100 * v:.1f}" for v in values))
+    console.print(keep)

@@ -1,0 +1,190 @@
+"""``smartctx kb``: add, list, search and remove knowledge-base documents.
+
+Documents are stored in the database the server uses (``Settings().resolved_database_url()``,
+i.e. ``SMARTCTX_DATABASE_URL`` or ``<SMARTCTX_DATA_DIR>/smartctx.db``), per owner, so a server
+started afterwards retrieves from them. The shipped IT-helpdesk corpus is always present
+underneath (``--no-builtin`` hides it from ``list`` and ``search``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
+from rich.table import Table
+
+from smartctx.cli.app import app, console
+from smartctx.core.errors import SmartCtxError
+from smartctx.core.settings import Settings
+from smartctx.retrieval.chunking import content_hash
+from smartctx.retrieval.kb import KnowledgeBase
+from smartctx.retrieval.kb_sources import discover, read_document
+from smartctx.store import Database
+
+T = TypeVar("T")
+
+kb_app = typer.Typer(
+    name="kb",
+    help=(
+        "The knowledge base the agent retrieves from (Markdown/text, chunked by heading).\n\n"
+        "Example: smartctx kb add docs/*.md && smartctx kb search 'How do I connect to the VPN?'"
+    ),
+    no_args_is_help=True,
+)
+app.add_typer(kb_app)
+
+Owner = Annotated[str, typer.Option("--owner", help="whose knowledge base (tenant/user)")]
+Builtin = Annotated[
+    bool, typer.Option("--builtin/--no-builtin", help="include the shipped IT-helpdesk corpus")
+]
+AsJson = Annotated[bool, typer.Option("--json", help="print JSON instead of a table")]
+
+
+def _run(work: Callable[[Database], Awaitable[T]]) -> T:
+    """Run ``work`` on the migrated configured database; a smartctx error exits with code 1."""
+
+    async def main() -> T:
+        db = Database(Settings().resolved_database_url())
+        try:
+            await db.migrate()
+            return await work(db)
+        finally:
+            await db.close()
+
+    try:
+        return asyncio.run(main())
+    except SmartCtxError as exc:
+        console.print(f"[red]error:[/red] {exc.message}")
+        raise typer.Exit(1) from exc
+
+
+@kb_app.command("add")
+def add(
+    paths: Annotated[list[Path], typer.Argument(help="files or directories (.md, .txt)")],
+    owner: Owner = "default",
+) -> None:
+    """Add or update documents; a file whose content changed replaces its chunks.
+
+    Example: smartctx kb add docs/handbook/ notes/printers.md --owner acme
+    """
+
+    async def work(db: Database) -> list[tuple[str, str, int]]:
+        kb = KnowledgeBase(db=db, owner=owner)
+        await kb.load()
+        before = {d.name: d.content_hash for d in kb.documents()}
+        files = discover(paths)
+        rows: list[tuple[str, str, int]] = []
+        with Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            console=console,
+            transient=True,
+        ) as progress:
+            task = progress.add_task("chunking", total=len(files))
+            for file in files:
+                name, text = read_document(file)
+                chunks = kb.add_text(name, text)
+                old = before.get(name)
+                status = "added" if old is None else "unchanged"
+                if old is not None and old != content_hash(text):
+                    status = "replaced"
+                rows.append((name, status, len(chunks)))
+                progress.advance(task)
+            progress.update(task, description="embedding and saving")
+            await kb.save()
+        return rows
+
+    rows = _run(work)
+    table = Table(title=f"knowledge base of {owner!r}")
+    for column in ("document", "status", "chunks"):
+        table.add_column(column)
+    for name, status, count in rows:
+        table.add_row(name, status, str(count))
+    console.print(table)
+
+
+@kb_app.command("list")
+def list_documents(
+    owner: Owner = "default", builtin: Builtin = True, as_json: AsJson = False
+) -> None:
+    """List the documents: name, origin (builtin or stored), chunks and tokens.
+
+    Example: smartctx kb list --no-builtin --json
+    """
+
+    async def work(db: Database) -> KnowledgeBase:
+        return await KnowledgeBase.open(db, owner=owner, builtin=builtin)
+
+    docs = _run(work).documents()
+    if as_json:
+        print(json.dumps([asdict(d) for d in docs], indent=2))
+        return
+    table = Table(title=f"knowledge base of {owner!r}: {len(docs)} documents")
+    for column in ("document", "origin", "chunks", "tokens", "sha256"):
+        table.add_column(column)
+    for d in docs:
+        table.add_row(d.name, d.origin, str(d.chunks), str(d.tokens), d.content_hash[:12])
+    console.print(table)
+
+
+@kb_app.command("search")
+def search(
+    query: Annotated[str, typer.Argument(help="the question to retrieve for")],
+    k: Annotated[int, typer.Option("-k", help="at most this many chunks", min=1)] = 3,
+    owner: Owner = "default",
+    builtin: Builtin = True,
+    full: Annotated[bool, typer.Option("--full", help="show whole chunks")] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Retrieve the most relevant chunks, or report that nothing is relevant.
+
+    Example: smartctx kb search 'How do I get my travel expenses reimbursed?' -k 2
+    """
+
+    async def work(db: Database) -> KnowledgeBase:
+        return await KnowledgeBase.open(db, owner=owner, builtin=builtin)
+
+    kb = _run(work)
+    with console.status("searching (the first search embeds the documents)"):
+        hits = kb.search(query, k)
+    if as_json:
+        print(json.dumps([h.to_dict() for h in hits], indent=2, ensure_ascii=False))
+        return
+    if not hits:
+        console.print("nothing relevant in the knowledge base")
+        return
+    table = Table(title=f"{len(hits)} relevant chunks for {query!r}")
+    for column in ("source", "similarity", "bm25", "heading", "text"):
+        table.add_column(column, overflow="fold")
+    for h in hits:
+        text = h.text if full or len(h.text) <= 160 else h.text[:157] + "..."
+        table.add_row(h.source_id, f"{h.similarity:.3f}", f"{h.lexical:.2f}", h.heading, text)
+    console.print(table)
+
+
+@kb_app.command("remove")
+def remove(
+    name: Annotated[str, typer.Argument(help="document name, e.g. printers.md")],
+    owner: Owner = "default",
+) -> None:
+    """Remove a stored document and all of its chunks and vectors.
+
+    Example: smartctx kb remove printers.md --owner acme
+    """
+
+    async def work(db: Database) -> None:
+        kb = KnowledgeBase(db=db, owner=owner)
+        await kb.load()
+        kb.remove(name)
+        await kb.save()
+
+    _run(work)
+    console.print(f"removed {name} from the knowledge base of {owner!r}")

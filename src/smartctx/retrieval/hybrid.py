@@ -1,0 +1,355 @@
+"""Hybrid search: BM25 (bm25s) and dense vectors, merged by reciprocal rank fusion.
+
+``HybridIndex`` holds documents (id, text, metadata) in memory. Contract:
+- ids are unique; adding an id that is present replaces its text, metadata and vector;
+- passages are embedded in batches with the embedder's ``embed``; the query with
+  ``embed_queries`` when the embedder has it (retrieval-trained models such as e5), else ``embed``;
+- with no embedder the index is lexical only (BM25), which needs no model at all;
+- the BM25 index is rebuilt lazily on the first search after a change (bm25s indexes thousands of
+  short texts in milliseconds);
+- fusion: ``score(d) = sum_i w_i / (rrf_k + rank_i(d))`` over the BM25 and the vector rankings,
+  ranks counted from 1 among the documents that pass ``where`` (ties share their mean rank); a
+  document absent from the BM25 list (no shared term) gets nothing from it;
+- ties are broken by id, so results are deterministic for the same contents and query;
+- not thread-safe for concurrent writers; callers serialise ``add``/``remove``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from smartctx.core.embeddings import Embedder, RetrievalEmbedder, Vector, normalize_rows
+from smartctx.core.errors import InvalidInput
+from smartctx.retrieval.analysis import analyze
+
+QUERY_CACHE = 4096
+"""How many query vectors an index remembers (oldest forgotten first)."""
+
+Analyzer = Callable[[str], list[str]]
+Where = Callable[[dict[str, Any]], bool]
+Mask = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result. ``score`` is the fused score (higher is better)."""
+
+    id: str
+    score: float
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class _Lexical:
+    """A bm25s index over token lists, rebuilt from scratch when asked."""
+
+    def __init__(self, k1: float, b: float) -> None:
+        self.k1 = k1
+        self.b = b
+        self._model: Any = None
+
+    def build(self, docs: Sequence[list[str]]) -> None:
+        import bm25s
+
+        # bm25s logs an info line per empty query and shows tqdm bars unless told not to.
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
+        if not any(docs):  # no term at all: bm25s would divide by a zero average length
+            self._model = None
+            return
+        model = bm25s.BM25(k1=self.k1, b=self.b)
+        model.index([list(d) for d in docs], show_progress=False)
+        self._model = model
+
+    def scores(self, query_tokens: list[str], n: int) -> npt.NDArray[np.float32]:
+        if self._model is None or n == 0:
+            return np.zeros(n, dtype=np.float32)
+        known = [t for t in query_tokens if t in self._model.vocab_dict]
+        if not known:
+            return np.zeros(n, dtype=np.float32)
+        return np.asarray(self._model.get_scores(known), dtype=np.float32)
+
+
+def id_ranks(ids: Sequence[str]) -> npt.NDArray[np.int64]:
+    """Each id's position in sorted order (so ranks compare as the ids do)."""
+    ranks = np.empty(len(ids), dtype=np.int64)
+    ranks[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
+    return ranks
+
+
+def rank_of(
+    scores: npt.NDArray[Any], mask: Mask, ids: Sequence[str] | npt.NDArray[np.int64]
+) -> list[int]:
+    """Positions where ``mask`` holds, best score first, ties by id.
+
+    ``ids`` are the document ids in storage order, or their :func:`id_ranks` (faster when reused).
+    """
+    tiebreak = ids if isinstance(ids, np.ndarray) else id_ranks(ids)
+    positions = np.flatnonzero(mask)
+    order = np.lexsort((tiebreak[positions], -np.asarray(scores, dtype=np.float64)[positions]))
+    result: list[int] = positions[order].tolist()
+    return result
+
+
+class HybridIndex:
+    """An in-memory hybrid (BM25 + vector) index with reciprocal rank fusion.
+
+    ``weights`` are the (BM25, vector) weights of the fusion; ``rrf_k`` its damping constant
+    (60 in the original RRF paper). ``analyzer`` turns text into BM25 tokens (default
+    :func:`smartctx.retrieval.analysis.analyze`). The constructor does no I/O and loads no model.
+    """
+
+    def __init__(
+        self,
+        *,
+        embedder: RetrievalEmbedder | Embedder | None = None,
+        rrf_k: int = 60,
+        weights: tuple[float, float] = (1.0, 1.0),
+        analyzer: Analyzer = analyze,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> None:
+        if rrf_k < 0:
+            raise InvalidInput(f"rrf_k must be >= 0, got {rrf_k}")
+        if len(weights) != 2 or min(weights) < 0:
+            raise InvalidInput(f"weights must be two non-negative numbers, got {weights!r}")
+        self.embedder = embedder
+        self.rrf_k = rrf_k
+        self.weights = (float(weights[0]), float(weights[1]))
+        self.analyzer = analyzer
+        self._ids: list[str] = []
+        self._pos: dict[str, int] = {}
+        self._texts: list[str] = []
+        self._meta: list[dict[str, Any]] = []
+        self._tokens: list[list[str]] = []
+        self._vectors: Vector | None = None
+        self._lexical = _Lexical(k1, b)
+        self._dirty = False
+        self._id_rank: npt.NDArray[np.int64] | None = None
+        self._query_cache: dict[str, Vector] = {}
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._pos
+
+    @property
+    def ids(self) -> list[str]:
+        """Document ids in storage order (the row order of :meth:`vectors`)."""
+        return list(self._ids)
+
+    def vectors(self) -> Vector:
+        """A copy of the passage vectors, one row per id of :attr:`ids` (``(n, 0)`` if none)."""
+        if self._vectors is None:
+            return np.zeros((len(self._ids), 0), dtype=np.float32)
+        return self._vectors.copy()
+
+    def get(self, doc_id: str) -> Hit:
+        """The stored document ``doc_id`` as a hit of score 0; ``KeyError`` if absent."""
+        pos = self._pos[doc_id]
+        return Hit(doc_id, 0.0, self._texts[pos], dict(self._meta[pos]))
+
+    def add(
+        self,
+        ids: Sequence[str],
+        texts: Sequence[str],
+        metadata: Sequence[dict[str, Any]] | None = None,
+        *,
+        vectors: npt.NDArray[Any] | None = None,
+    ) -> None:
+        """Add (or replace) documents. ``vectors`` skips embedding (e.g. loaded from a store).
+
+        Raises ``InvalidInput`` when lengths disagree, an id repeats within the call, or the vectors
+        have the wrong shape. Metadata dicts are copied.
+        """
+        ids = [str(i) for i in ids]
+        texts = list(texts)
+        metas = [dict(m) for m in metadata] if metadata is not None else [{} for _ in ids]
+        if not len(ids) == len(texts) == len(metas):
+            raise InvalidInput(
+                f"add needs as many ids, texts and metadata: {len(ids)}, {len(texts)}, {len(metas)}"
+            )
+        if len(set(ids)) != len(ids):
+            raise InvalidInput("add got the same id twice in one call")
+        if not ids:
+            return
+        new_vectors = self._vectors_for(texts, vectors)
+        present = [i for i in ids if i in self._pos]
+        if present:
+            self.remove(present)
+        self._ids.extend(ids)
+        self._texts.extend(texts)
+        self._meta.extend(metas)
+        self._tokens.extend(self.analyzer(t) for t in texts)
+        for offset, doc_id in enumerate(ids):
+            self._pos[doc_id] = len(self._ids) - len(ids) + offset
+        if new_vectors is not None:
+            self._vectors = (
+                new_vectors if self._vectors is None else np.vstack([self._vectors, new_vectors])
+            )
+        self._dirty = True
+        self._id_rank = None
+
+    def _vectors_for(self, texts: list[str], given: npt.NDArray[Any] | None) -> Vector | None:
+        if given is not None:
+            arr = np.asarray(given, dtype=np.float32)
+            if arr.ndim != 2 or arr.shape[0] != len(texts):
+                raise InvalidInput(f"vectors must be ({len(texts)}, dim), got {arr.shape}")
+            if self._vectors is not None and self._vectors.shape[1] != arr.shape[1]:
+                raise InvalidInput(
+                    f"vectors have dim {arr.shape[1]}, the index has {self._vectors.shape[1]}"
+                )
+            return normalize_rows(arr)
+        if self.embedder is None:
+            return None
+        return normalize_rows(self.embedder.embed(texts))
+
+    def remove(self, ids: Sequence[str]) -> None:
+        """Remove documents by id; unknown ids are ignored."""
+        gone = {i for i in ids if i in self._pos}
+        if not gone:
+            return
+        keep = [p for p, doc_id in enumerate(self._ids) if doc_id not in gone]
+        self._ids = [self._ids[p] for p in keep]
+        self._texts = [self._texts[p] for p in keep]
+        self._meta = [self._meta[p] for p in keep]
+        self._tokens = [self._tokens[p] for p in keep]
+        if self._vectors is not None:
+            self._vectors = self._vectors[keep]
+        self._pos = {doc_id: p for p, doc_id in enumerate(self._ids)}
+        self._dirty = True
+        self._id_rank = None
+
+    def id_rank(self) -> npt.NDArray[np.int64]:
+        """Each document's position in id order (storage order): the deterministic tie-break."""
+        if self._id_rank is None:
+            self._id_rank = id_ranks(self._ids)
+        return self._id_rank
+
+    def lexical_scores(self, query: str) -> npt.NDArray[np.float32]:
+        """BM25 score of every document (storage order) for ``query``."""
+        if self._dirty:
+            self._lexical.build(self._tokens)
+            self._dirty = False
+        return self._lexical.scores(self.analyzer(query), len(self._ids))
+
+    def _embed_queries(self, queries: Sequence[str]) -> Vector:
+        if self.embedder is None:
+            raise InvalidInput("this index has no embedder")
+        embed = getattr(self.embedder, "embed_queries", None) or self.embedder.embed
+        return normalize_rows(embed(list(queries)))
+
+    def _remember(self, query: str, vector: Vector) -> None:
+        if len(self._query_cache) >= QUERY_CACHE:
+            self._query_cache.pop(next(iter(self._query_cache)))
+        self._query_cache[query] = vector
+
+    def prepare_queries(self, queries: Sequence[str]) -> None:
+        """Embed queries known in advance in one batch (much faster than one by one); the last
+        ``QUERY_CACHE`` query vectors are kept. No-op without an embedder."""
+        todo = list(dict.fromkeys(q for q in queries if q not in self._query_cache))
+        if self.embedder is None or not todo:
+            return
+        for query, vector in zip(todo, self._embed_queries(todo), strict=True):
+            self._remember(query, vector)
+
+    def query_vector(self, query: str) -> Vector | None:
+        """The query's embedding (``embed_queries`` when available); None without an embedder.
+
+        The last ``QUERY_CACHE`` query vectors are kept, so asking again is free."""
+        if self.embedder is None:
+            return None
+        cached = self._query_cache.get(query)
+        if cached is None:
+            cached = self._embed_queries([query])[0]
+            self._remember(query, cached)
+        return cached
+
+    def similarity(self, query_vec: Vector) -> npt.NDArray[np.float32] | None:
+        """Cosine similarity of every document (storage order) to a unit ``query_vec``."""
+        if self._vectors is None or not len(self._ids):
+            return None
+        if query_vec.shape[-1] != self._vectors.shape[1]:
+            dims = (query_vec.shape[-1], self._vectors.shape[1])
+            raise InvalidInput(f"the query vector has dim {dims[0]}, the index has {dims[1]}")
+        return np.asarray(self._vectors @ query_vec.reshape(-1), dtype=np.float32)
+
+    def vector_scores(self, query: str) -> npt.NDArray[np.float32] | None:
+        """Cosine similarity of every document to ``query``; None for a lexical-only index."""
+        if self._vectors is None or not len(self._ids):
+            return None
+        query_vec = self.query_vector(query)
+        return None if query_vec is None else self.similarity(query_vec)
+
+    def fuse(
+        self,
+        lexical: npt.NDArray[Any] | None,
+        dense: npt.NDArray[Any] | None,
+        mask: Mask,
+        *,
+        extra: Sequence[tuple[npt.NDArray[Any], float]] = (),
+    ) -> npt.NDArray[np.float64]:
+        """Reciprocal-rank-fused scores (storage order; 0 outside ``mask``).
+
+        ``extra`` adds more (scores, weight) lists; like BM25, they rank only positive scores.
+        """
+        fused = np.zeros(len(self._ids), dtype=np.float64)
+        lists: list[tuple[npt.NDArray[Any], float, bool]] = []
+        if lexical is not None:
+            lists.append((lexical, self.weights[0], True))
+        if dense is not None:
+            lists.append((dense, self.weights[1], False))
+        lists += [(scores, weight, True) for scores, weight in extra]
+        for scores, weight, positive in lists:
+            if weight <= 0:
+                continue
+            allowed = mask & (scores > 0) if positive else mask
+            positions = np.flatnonzero(allowed)
+            values = -np.asarray(scores, dtype=np.float64)[positions]
+            # Equal scores share the average of the ranks they span, so identical documents get
+            # identical credit (another list decides between them) and a large tie (say, every
+            # turn of one speaker matching only the name) is not promoted to its best rank.
+            ordered = np.sort(values)
+            first = np.searchsorted(ordered, values, side="left") + 1
+            last = np.searchsorted(ordered, values, side="right")
+            ranks = (first + last) / 2.0
+            fused[positions] += weight / (self.rrf_k + ranks)
+        return fused
+
+    def mask(self, where: Where | None = None, among: Collection[str] | None = None) -> Mask:
+        """Which documents (storage order) pass ``where`` and, if given, are in ``among``."""
+        out = np.ones(len(self._ids), dtype=bool)
+        if among is not None:
+            out[:] = False
+            out[[self._pos[i] for i in among if i in self._pos]] = True
+        if where is not None:
+            out &= np.array([bool(where(dict(m))) for m in self._meta], dtype=bool)
+        return out
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        where: Where | None = None,
+        among: Collection[str] | None = None,
+    ) -> list[Hit]:
+        """The at most ``k`` best documents for ``query`` that pass ``where`` (given metadata).
+
+        ``among`` restricts the search to those ids (unknown ids are ignored). A document with
+        no shared term and no vector (lexical-only index) is never returned.
+        """
+        if k <= 0 or not self._ids:
+            return []
+        mask = self.mask(where, among)
+        fused = self.fuse(self.lexical_scores(query), self.vector_scores(query), mask)
+        order = rank_of(fused, mask & (fused > 0), self.id_rank())[:k]
+        return [
+            Hit(self._ids[p], float(fused[p]), self._texts[p], dict(self._meta[p])) for p in order
+        ]

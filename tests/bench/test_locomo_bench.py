@@ -1,0 +1,177 @@
+"""``smartctx bench locomo`` on a tiny synthetic LoCoMo-shaped file (seconds, no real data)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from smartctx.bench.locomo import LocomoConfig, run_locomo
+from smartctx.bench.locomo_cache import CachedEmbedder
+from smartctx.bench.locomo_data import default_data_path, load_locomo, parse_session_date
+from smartctx.cli import app
+from smartctx.core import HashingEmbedder, NotFound, get_counter
+
+FILLER = [
+    "We spent the afternoon talking about the weather and the traffic on the way home",
+    "The neighbours were loud again last night, so neither of us slept very much at all",
+    "Work has been busy with meetings all week and the reports keep piling up on my desk",
+]
+
+
+def _sample(sample_id: str, fact: str, late: str) -> dict[str, Any]:
+    def session(n: int, first: str | None) -> list[dict[str, Any]]:
+        turns = []
+        for i in range(1, 31):
+            speaker = "Ana" if i % 2 else "Ben"
+            text = first if (first and i == 1) else f"{FILLER[i % 3]} ({sample_id} {n}.{i})"
+            turns.append({"speaker": speaker, "dia_id": f"D{n}:{i}", "text": text})
+        return turns
+
+    return {
+        "sample_id": sample_id,
+        "conversation": {
+            "speaker_a": "Ana",
+            "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": session(1, fact),
+            "session_2_date_time": "10:00 am on 2 June, 2023",
+            "session_2": session(2, late),
+        },
+        "qa": [
+            {
+                "question": "What is the name of Ana's puppy?",
+                "answer": "Rex",
+                "evidence": ["D1:1"],
+                "category": 4,
+            },
+            {
+                "question": "Where did Ana travel?",
+                "answer": "Kyoto",
+                "evidence": ["D2:1; D1:1"],
+                "category": 1,
+            },
+            {
+                "question": "Is Ana a pilot?",
+                "adversarial_answer": "no",
+                "evidence": [],
+                "category": 5,
+            },
+            {"question": "Unknown evidence", "answer": "x", "evidence": ["D9:99"], "category": 2},
+        ],
+    }
+
+
+@pytest.fixture
+def locomo_file(tmp_path: Path) -> Path:
+    data = [
+        _sample("conv-a", "I adopted a puppy and named him Rex", "I just came back from Kyoto"),
+        _sample("conv-b", "My puppy Rex chewed my shoes", "Kyoto temples were beautiful"),
+    ]
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_loading_is_lenient_and_counts_what_it_skips(locomo_file: Path) -> None:
+    data = load_locomo(locomo_file)
+    assert data.turns == 120
+    assert data.questions == 4
+    first = data.conversations[0]
+    assert first.questions[1].evidence == ("D2:1", "D1:1")
+    assert first.turns[0].time == "2023-05-08T13:56"
+    assert data.skipped["category 5 (adversarial, no evidence)"] == 2
+    assert data.skipped["questions without usable evidence"] == 2
+    assert data.skipped["evidence ids naming no turn"] == 2
+    assert load_locomo(locomo_file, limit=1, questions=1).questions == 1
+    assert parse_session_date("sometime") == ""
+    with pytest.raises(NotFound):
+        load_locomo(locomo_file.parent / "missing.json")
+
+
+def test_run_measures_recall_and_retention(locomo_file: Path) -> None:
+    config = LocomoConfig(ks=(1, 5), budgets=(256, 4096))
+    # BM25 only: the hashing test embedder knows no meaning, so lexical evidence decides here.
+    result = run_locomo(
+        load_locomo(locomo_file), embedder=None, counter=get_counter(), config=config
+    )
+    out = result.to_json()
+    assert out["questions"] == 4
+    assert set(out["smartctx"]["recall"]) == {"1", "5"}
+    assert set(out["fifo"]["retention"]) == {"256", "4096"}
+    for system in ("smartctx", "fifo", "bm25"):
+        for table in out[system].values():
+            assert all(0.0 <= v <= 1.0 for v in table.values())
+    assert out["smartctx"]["recall"]["5"] == 1.0
+    # 256 tokens hold only the last turns: FIFO loses the first session, recall brings it back.
+    assert out["fifo"]["retention"]["256"] < 0.5
+    assert out["smartctx"]["retention"]["256"] == 1.0
+    assert out["smartctx"]["retention"]["4096"] == out["fifo"]["retention"]["4096"] == 1.0
+    assert out["categories"]["4"]["questions"] == 2
+
+
+def test_cached_embedder_reuses_vectors_from_disk(tmp_path: Path) -> None:
+    calls: list[int] = []
+
+    class Counting(HashingEmbedder):
+        def embed(self, texts: Any) -> np.ndarray:  # type: ignore[override]
+            calls.append(len(texts))
+            return super().embed(texts)
+
+    first = CachedEmbedder(Counting(), tmp_path)
+    vectors = first.embed(["a b", "c d"])
+    first.save()
+    second = CachedEmbedder(Counting(), tmp_path)
+    assert np.allclose(second.embed(["c d", "a b"]), vectors[::-1])
+    assert calls == [2]
+    assert second.embed_queries(["a b"]).shape == (1, 256)
+    assert calls == [2, 1]  # queries are keyed apart from passages
+
+
+def test_cli_writes_json_docs_and_plot(locomo_file: Path, tmp_path: Path) -> None:
+    docs = tmp_path / "docs" / "benchmarks.md"
+    docs.parent.mkdir()
+    docs.write_text(
+        "# B\n\n<!-- bench:locomo -->\nSTALE-SECTION\n<!-- /bench:locomo -->\n", "utf-8"
+    )
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "locomo",
+            "--data",
+            str(locomo_file),
+            "--embedder",
+            "hashing",
+            "--no-cache",
+            "--limit",
+            "1",
+            "--json",
+            str(out),
+            "--docs",
+            str(docs),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["questions"] == 2
+    assert set(data["smartctx"]["retention"]) == {"512", "1024", "2048", "4096"}
+    text = docs.read_text()
+    assert "STALE-SECTION" not in text
+    assert "smartctx bench locomo --embedder hashing --limit 1" in text
+    assert (docs.parent / "bench-locomo.png").stat().st_size > 1000
+
+
+def test_default_data_path_prefers_the_shared_folder_beside_the_repo(tmp_path: Path) -> None:
+    repo = tmp_path / "main"
+    repo.mkdir()
+    assert default_data_path(repo) == Path("/work/shared/data/locomo/locomo-dev.json")
+    local = tmp_path / "shared" / "data" / "locomo" / "locomo-dev.json"
+    local.parent.mkdir(parents=True)
+    local.write_text("[]", encoding="utf-8")
+    assert default_data_path(repo) == local.resolve()
