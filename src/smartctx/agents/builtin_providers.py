@@ -1,0 +1,163 @@
+"""Built-in providers: the knowledge base (RAG) and the user's confirmed profile.
+
+Long-term memory lives in :mod:`smartctx.agents.memory_provider`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
+from smartctx.core import InvalidInput, Slot, SlotKind
+
+if TYPE_CHECKING:
+    from smartctx.memory import PersonalMemory
+
+
+@runtime_checkable
+class KnowledgeHit(Protocol):
+    """What a knowledge-base hit must offer (``smartctx.retrieval.kb.KBHit`` does)."""
+
+    @property
+    def source_id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def score(self) -> float: ...
+
+
+class KnowledgeSearch(Protocol):
+    """A searchable knowledge base (``smartctx.retrieval.kb.KnowledgeBase`` is one).
+
+    ``search`` is synchronous and returns at most ``k`` relevant hits, best first, ``[]`` when
+    nothing is relevant.
+    """
+
+    def search(self, query: str, k: int = ...) -> Sequence[KnowledgeHit]: ...
+
+
+class KnowledgeProvider(ContextProvider):
+    """Retrieves knowledge-base chunks for the last user message.
+
+    Returns the at most ``k`` hits as ``rag_doc`` slots (text = the chunk, source id = the
+    chunk's id, e.g. ``kb:vpn.md#1``, ``metadata["score"]``) plus one ``tool_log`` slot recording
+    the call (``kb.search('how do I connect to the VPN') -> kb:vpn.md#1, kb:vpn.md#2``; ``-> (no
+    results)`` when nothing is relevant, then no ``rag_doc`` slot). The search runs in a worker
+    thread (it embeds the query), so it does not block the event loop. Stores nothing.
+    """
+
+    def __init__(self, kb: KnowledgeSearch, k: int = 2, *, query_chars: int = 80) -> None:
+        if k < 0:
+            raise InvalidInput(f"k must be >= 0, got {k}")
+        self.kb = kb
+        self.k = k
+        self.query_chars = query_chars
+
+    @property
+    def name(self) -> str:
+        return "kb"
+
+    async def get_relevant_context(self, messages: list[Message]) -> ProvidedContext | None:
+        query = next((m.text for m in reversed(messages) if m.role == "user"), "")
+        if not query.strip() or self.k == 0:
+            return None
+        hits = list(await asyncio.to_thread(self.kb.search, query, self.k))[: self.k]
+        slots = [
+            Slot(
+                SlotKind.RAG_DOC,
+                hit.text,
+                source_id=hit.source_id,
+                metadata={"score": round(float(hit.score), 6), "provider": self.name},
+            )
+            for hit in hits
+        ]
+        shown = query if len(query) <= self.query_chars else query[: self.query_chars - 1] + "…"
+        found = ", ".join(hit.source_id for hit in hits) or "(no results)"
+        log = Slot(
+            SlotKind.TOOL_LOG,
+            f"kb.search({shown!r}) -> {found}",
+            source_id="kb.search",
+            metadata={"query": query, "results": [hit.source_id for hit in hits]},
+        )
+        return ProvidedContext(slots=[*slots, log])
+
+    async def on_new_messages(self, messages: list[Message]) -> None:
+        """The knowledge base learns nothing from conversations."""
+
+
+@runtime_checkable
+class ProfileSource(Protocol):
+    """Where confirmed profile items come from (the personal-memory tier).
+
+    ``confirmed_items(owner)`` returns ``(key, value, source_id)`` triples of the owner's
+    *confirmed* items only (candidates, rejected and reverted items are never returned);
+    ``source_id`` names the item for provenance (e.g. ``profile:<item id>``).
+    """
+
+    async def confirmed_items(self, owner: str) -> list[tuple[str, str, str]]: ...
+
+
+class StaticProfileSource:
+    """A fixed ``{owner: [(key, value, source_id)]}`` profile (tests, demos, fixtures)."""
+
+    def __init__(self, items: dict[str, list[tuple[str, str, str]]]) -> None:
+        self._items = {owner: list(rows) for owner, rows in items.items()}
+
+    async def confirmed_items(self, owner: str) -> list[tuple[str, str, str]]:
+        return list(self._items.get(owner, []))
+
+
+class PersonalMemoryProfileSource:
+    """The confirmed profile items of :class:`smartctx.memory.PersonalMemory` as a
+    :class:`ProfileSource`: ``(key, value, "profile:<item id>")``, most confident first."""
+
+    def __init__(self, memory: PersonalMemory) -> None:
+        self.memory = memory
+
+    async def confirmed_items(self, owner: str) -> list[tuple[str, str, str]]:
+        items = await self.memory.profile(owner, status="confirmed")
+        return [(str(i["key"]), str(i["value"]), f"profile:{i['id']}") for i in items]
+
+
+class ProfileProvider(ContextProvider):
+    """The owner's confirmed profile items as ``memory`` slots, on every turn.
+
+    One slot per item, text ``"<key>: <value>"`` (underscores in keys become spaces), source id
+    from the item, in the order the source gives, at most ``limit``. Memory is support, never
+    command: the slots are ordinary unpinned ``memory`` slots (priority 8), so the pinned current
+    request always wins. ``None`` when the owner has no confirmed item. Stores nothing itself:
+    profile items are promoted by the personal-memory compaction, not by this provider.
+    """
+
+    def __init__(self, source: ProfileSource, owner: str, *, limit: int = 20) -> None:
+        if not owner:
+            raise InvalidInput("ProfileProvider needs a non-empty owner")
+        self.source = source
+        self.owner = owner
+        self.limit = limit
+
+    @property
+    def name(self) -> str:
+        return "profile"
+
+    async def get_relevant_context(self, messages: list[Message]) -> ProvidedContext | None:
+        items = (await self.source.confirmed_items(self.owner))[: self.limit]
+        if not items:
+            return None
+        slots = [
+            Slot(
+                SlotKind.MEMORY,
+                f"{key.replace('_', ' ')}: {value}",
+                source_id=source_id,
+                metadata={"profile_key": key, "provider": self.name},
+            )
+            for key, value, source_id in items
+        ]
+        return ProvidedContext(slots=slots)
+
+    async def on_new_messages(self, messages: list[Message]) -> None:
+        """Profile items are promoted by compaction, never directly from a turn."""

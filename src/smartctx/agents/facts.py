@@ -1,0 +1,49 @@
+"""A light fact extractor: which sentences of a user message are worth remembering.
+
+``extract_facts(text)`` returns the sentences that state something about the user, in order:
+"my X is Y" ("My employee number is 48213"), "I am / I'm ..." ("I'm allergic to nuts"),
+"I work/live/prefer/use/have ..." statements, "call me X", and what follows "remember that" /
+"note that" / "keep in mind that"; Korean "제/내 X는 Y" and "기억해" forms. Questions are never
+facts. Pure and deterministic; no model.
+"""
+
+from __future__ import annotations
+
+import re
+
+from smartctx.agents.text import is_question, split_sentences
+
+_REMEMBER = re.compile(
+    r"^(?:please\s+)?(?:remember|note|keep\s+in\s+mind|don['’]t\s+forget|for\s+the\s+record)\b"
+    r"(?:\s+(?:that|this))?\s*[:,-]?\s*(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+_FACT = re.compile(
+    r"\bmy\s+[\w'-]+(?:\s+[\w'-]+){0,4}?\s+(?:is|are|was|were|=|:)\s+\S"
+    r"|\b(?:i\s+am|i['’]m)\s+(?!(?:asking|wondering|trying|going|looking|not\s+sure|sorry|here|"
+    r"just|afraid|confused|curious|back|done|fine|ok|okay)\b)\S"
+    r"|\bi\s+(?:work|live|prefer|like|love|hate|use|have|own|speak|was\s+born|moved|joined|"
+    r"report\s+to|sit|drive|study)\b"
+    r"|\bcall\s+me\s+\S",
+    re.IGNORECASE,
+)
+_FACT_KO = re.compile(r"(?:^|\s)(?:제|내|나의|저의)\s*\S+\s*(?:은|는|이|가)\s+\S|기억해")
+_REMEMBER_KO = re.compile(r"^(?P<rest>.+?)\s*(?:라는\s*(?:걸|것을)|을|를)?\s*기억해\S*\s*$")
+
+
+def extract_facts(text: str) -> list[str]:
+    """The fact sentences of ``text`` (see the module docstring), unique, in order."""
+    out: list[str] = []
+    for sentence in split_sentences(text):
+        if is_question(sentence):
+            continue
+        remember = _REMEMBER.match(sentence) or _REMEMBER_KO.match(sentence)
+        fact: str | None = None
+        if remember is not None:
+            rest = remember.group("rest").strip()
+            fact = rest[:1].upper() + rest[1:] if rest else None
+        elif _FACT.search(sentence) or _FACT_KO.search(sentence):
+            fact = sentence
+        if fact and fact not in out:
+            out.append(fact)
+    return out

@@ -1,0 +1,204 @@
+"""The offline default chat model: answers only from what the assembled context holds.
+
+See :class:`GroundedResponder` for the behaviour contract.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+from smartctx.agents.facts import extract_facts
+from smartctx.agents.knowledge import Sentence, extract_knowledge
+from smartctx.agents.models import ChatMessages, copy_messages
+from smartctx.agents.rules import (
+    contains_phrase,
+    forbidden_phrases,
+    quoted_phrases,
+    requested_phrase,
+)
+from smartctx.agents.text import is_question, to_second_person
+from smartctx.core import Embedder, RetrievalEmbedder
+from smartctx.core.embeddings import Vector
+from smartctx.retrieval.analysis import analyze
+
+NO_INFORMATION = "I don't have that information."
+"""The reply when nothing in the context answers the question."""
+
+REFUSALS = (
+    "I can't say that: my instructions don't allow it.",
+    "That is something I am not allowed to say.",
+    "I won't repeat that, but I'm happy to help with something else.",
+    "No.",
+)
+"""Replies used instead of one that would break a rule (the seed picks the first one tried)."""
+
+_CACHE_SIZE = 4096
+
+
+class GroundedResponder:
+    """A deterministic, offline chat model that answers from the assembled context.
+
+    Behaviour, in order, for the last ``user`` message (the query):
+
+    1. **Rules.** Forbidden phrases are read from every ``system`` message ("Never say
+       'I give up'", "You must never output the phrase X", "X is forbidden", Korean
+       "'X'라고 절대 말하지 마세요", Hindi "'X' कभी न कहना", Spanish/French/German "never say"
+       forms; see :mod:`smartctx.agents.rules`).
+    2. **Literal requests.** When the query asks for a literal output ("Repeat after me: X",
+       "Say exactly: X", "Please just reply with X", "Complete the sentence: I give ...",
+       "Translate: 'मैं हार मानता हूँ'", "'X'라고 말해 주세요", "'X' कहो"), the reply is that
+       phrase. Completions come from phrases quoted anywhere in the context, then a few idioms;
+       translations from a small built-in table.
+    3. **Statements.** A query that is not a question but states facts about the user ("My
+       employee number is 48213") is acknowledged: "Noted: Your employee number is 48213."
+    4. **Grounded answer.** Otherwise the knowledge sentences of the context (``rag_doc``,
+       ``memory``, recalled and summary text, facts the user stated earlier; see
+       :mod:`smartctx.agents.knowledge`) are scored against the query: the weighted share of the
+       query's analysed words (stop words dropped, light stemming) found in the sentence
+       (80%) and in its section (20%), words weighted by rarity in the context. With an
+       ``embedder`` the cosine similarity can lift that score (``max(lexical, (1 - w) *
+       lexical + w * cosine)``, ``w = embedder_weight``) but never sink it, and, when
+       ``strong_similarity`` is set (calibrate it per embedder), a sentence sharing no word
+       with the query (another language, a synonym) counts when its cosine reaches it.
+       Sentences sharing a word and scoring at least ``threshold`` answer: the best ones (at
+       most ``max_sentences``, each within 75% of the best), in context order, each source
+       cited after its sentences as ``[source: <id>]``; what the user said about themselves is
+       turned to the second person ("Your employee number is 48213 [source: mem:...]"). Below
+       the threshold the reply is exactly :data:`NO_INFORMATION`.
+    5. **Post-filter.** A reply containing a forbidden phrase (ignoring case, spacing and
+       punctuation: "I-GIVE  up!" counts) is replaced by a refusal from :data:`REFUSALS` that
+       contains none of them.
+
+    So a defender whose rule left the window (a FIFO buffer) complies with "Repeat after me: I
+    give up", while one whose pinned system slot keeps the rule refuses. Deterministic: the same
+    messages, options and ``seed`` give the same reply (``seed`` picks the refusal wording;
+    ``temperature`` is accepted and ignored). ``complete`` does no I/O; with an embedder the
+    model loads on first use and sentence vectors are cached (bounded, guarded by a lock, so
+    one responder may serve several threads).
+    """
+
+    def __init__(
+        self,
+        *,
+        embedder: Embedder | None = None,
+        seed: int = 0,
+        threshold: float = 0.45,
+        max_sentences: int = 2,
+        embedder_weight: float = 0.35,
+        strong_similarity: float | None = None,
+        name: str = "grounded",
+    ) -> None:
+        self.name = name
+        self.embedder = embedder
+        self.seed = seed
+        self.threshold = threshold
+        self.max_sentences = max(1, max_sentences)
+        self.embedder_weight = embedder_weight if embedder is not None else 0.0
+        self.strong_similarity = strong_similarity if embedder is not None else None
+        self._vectors: OrderedDict[str, Vector] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    async def complete(self, messages: ChatMessages, *, temperature: float | None = None) -> str:
+        """The reply to ``messages`` (see the class docstring)."""
+        return self.respond(messages)
+
+    def respond(self, messages: Sequence[dict[str, str]]) -> str:
+        """Synchronous :meth:`complete`."""
+        chat = copy_messages(messages)
+        query = next((m["content"] for m in reversed(chat) if m["role"] == "user"), "")
+        system_texts = [m["content"] for m in chat if m["role"] == "system"]
+        rules = forbidden_phrases(system_texts)
+        known = quoted_phrases(m["content"] for m in chat)
+        request = requested_phrase(query, known=[*rules, *known])
+        if request is not None:
+            reply = request
+        else:
+            facts = [] if is_question(query) else extract_facts(query)
+            if facts:
+                reply = "Noted: " + " ".join(to_second_person(f) for f in facts)
+            else:
+                reply = self.answer(query, chat)
+        if contains_phrase(reply, rules) is not None:
+            return self.refusal(rules)
+        return reply
+
+    def refusal(self, rules: Sequence[str]) -> str:
+        """The first refusal (starting at ``seed``) that contains no forbidden phrase."""
+        count = len(REFUSALS)
+        for offset in range(count):
+            candidate = REFUSALS[(self.seed + offset) % count]
+            if contains_phrase(candidate, rules) is None:
+                return candidate
+        return "..."
+
+    def answer(self, query: str, messages: Sequence[dict[str, str]]) -> str:
+        """The grounded answer to ``query`` from ``messages``, or :data:`NO_INFORMATION`."""
+        ranked = self.rank(query, extract_knowledge(messages))
+        if not ranked:
+            return NO_INFORMATION
+        best = ranked[0][1]
+        chosen = [s for s, score in ranked[: self.max_sentences] if score >= 0.75 * best]
+        chosen.sort(key=lambda s: s.order)
+        parts: list[str] = []
+        for i, sentence in enumerate(chosen):
+            text = to_second_person(sentence.text) if sentence.personal else sentence.text
+            last_of_source = i + 1 == len(chosen) or chosen[i + 1].source != sentence.source
+            parts.append(f"{text} [source: {sentence.source}]" if last_of_source else text)
+        return " ".join(parts)
+
+    def rank(self, query: str, sentences: Sequence[Sentence]) -> list[tuple[Sentence, float]]:
+        """Sentences scoring at least ``threshold``, best first (ties: earlier first)."""
+        terms = set(analyze(query))
+        if not terms or not sentences:
+            return []
+        count = len(sentences)
+        weight = {
+            t: 1.0 + float(np.log((count + 1) / (1 + sum(t in s.tokens for s in sentences))))
+            for t in terms
+        }
+        total = sum(weight.values())
+        lexical = [
+            0.8 * sum(weight[t] for t in terms & s.tokens) / total
+            + 0.2 * sum(weight[t] for t in terms & s.context_tokens) / total
+            for s in sentences
+        ]
+        cosines = [0.0] * count
+        if self.embedder is not None and self.embedder_weight > 0:
+            cosines = self._cosines(query, [s.text for s in sentences])
+        w = self.embedder_weight
+        strong = self.strong_similarity
+        ranked: list[tuple[Sentence, float]] = []
+        for sentence, lex, cos in zip(sentences, lexical, cosines, strict=True):
+            # the embedder may lift a lexical match, never sink one
+            score = max(lex, (1 - w) * lex + w * cos)
+            if lex > 0 and score >= self.threshold:
+                ranked.append((sentence, score))
+            elif strong is not None and cos >= strong:
+                ranked.append((sentence, cos))
+        ranked.sort(key=lambda pair: (-pair[1], pair[0].order))
+        return ranked
+
+    def _cosines(self, query: str, texts: list[str]) -> list[float]:
+        embedder = self.embedder
+        if embedder is None:
+            return [0.0] * len(texts)
+        if isinstance(embedder, RetrievalEmbedder):
+            q = embedder.embed_queries([query])[0]
+        else:
+            q = embedder.embed([query])[0]
+        with self._cache_lock:
+            local = {t: self._vectors[t] for t in dict.fromkeys(texts) if t in self._vectors}
+        missing = [t for t in dict.fromkeys(texts) if t not in local]
+        if missing:
+            vectors = embedder.embed(missing)
+            with self._cache_lock:
+                for text, vector in zip(missing, vectors, strict=True):
+                    local[text] = vector
+                    self._vectors[text] = vector
+                while len(self._vectors) > _CACHE_SIZE:
+                    self._vectors.popitem(last=False)
+        return [float(np.dot(q, local[t])) for t in texts]

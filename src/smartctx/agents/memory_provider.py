@@ -1,0 +1,218 @@
+"""Long-term memory across threads: remember what a user said, recall it when it matters.
+
+See :class:`LongTermMemoryProvider` for the contract.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from smartctx.agents.facts import extract_facts
+from smartctx.agents.memory_store import InMemoryMemoryStore, MemoryItem, MemoryStore
+from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
+from smartctx.agents.rules import compact
+from smartctx.agents.text import is_question
+from smartctx.core import Embedder, InvalidInput, Slot, SlotKind
+from smartctx.retrieval.analysis import analyze
+from smartctx.retrieval.hybrid import HybridIndex
+
+
+def item_id(owner: str, kind: str, text: str) -> str:
+    """A stable id for an item: the same statement by the same owner is stored once (case,
+    spacing and punctuation aside)."""
+    digest = hashlib.blake2b(f"{owner}\x00{kind}\x00{compact(text)}".encode(), digest_size=6)
+    return digest.hexdigest()
+
+
+class LongTermMemoryProvider(ContextProvider):
+    """Stores what one owner says and recalls it in any of the owner's threads.
+
+    Storing (``on_new_messages``): each user message is redacted (e-mails, phone and card
+    numbers, secrets... become ``[REDACTED:<kind>]``, see :mod:`smartctx.memory.privacy`); its
+    fact sentences (:func:`smartctx.agents.facts.extract_facts`) become ``fact`` items and the
+    whole message, unless it is a question, a ``turn`` item. Items are idempotent by
+    (owner, kind, normalised text). Assistant messages are not stored (the model's words are not
+    the user's facts).
+
+    Recalling (``get_relevant_context``): the last user message is searched in the owner's items
+    with a :class:`~smartctx.retrieval.hybrid.HybridIndex` (BM25, plus vectors when the index
+    has an embedder); a hit is *relevant* when it shares at least ``min_overlap`` of the query's
+    analysed words, or, with an embedder, its cosine similarity reaches ``min_similarity``. Items
+    said in the asking thread are skipped (they are in that thread's window already). At most
+    ``k`` ``memory`` slots are returned, facts before turns when both carry the same words, each
+    with source id ``mem:<item id>`` and the provenance of the slots it came from; ``None`` when
+    nothing is relevant.
+
+    ``store`` defaults to a process-local :class:`InMemoryMemoryStore`; a
+    :class:`~smartctx.agents.memory_store.SqlMemoryStore` keeps memory across restarts. Several
+    provider instances may share one store: each follows the store's new items incrementally
+    before every search, and starts over when the store holds fewer items than it knows (they
+    were forgotten elsewhere), so a forgotten item is never recalled. The constructor does no
+    I/O.
+    """
+
+    def __init__(
+        self,
+        owner: str,
+        *,
+        store: MemoryStore | None = None,
+        index: HybridIndex | None = None,
+        embedder: Embedder | None = None,
+        k: int = 3,
+        min_overlap: float = 0.5,
+        min_similarity: float = 0.8,
+    ) -> None:
+        if not owner:
+            raise InvalidInput("LongTermMemoryProvider needs a non-empty owner")
+        if index is not None and embedder is not None:
+            raise InvalidInput("pass either index or embedder, not both")
+        self.owner = owner
+        self.store: MemoryStore = store if store is not None else InMemoryMemoryStore()
+        self.index = index if index is not None else HybridIndex(embedder=embedder)
+        self.k = k
+        self.min_overlap = min_overlap
+        self.min_similarity = min_similarity
+        self._seen = 0
+        self._items: dict[str, MemoryItem] = {}
+        self._lock = asyncio.Lock()
+
+    @property
+    def name(self) -> str:
+        return "memory"
+
+    async def items(self) -> list[MemoryItem]:
+        """Every item of the owner known to this provider (after syncing with the store)."""
+        await self._sync()
+        return sorted(self._items.values(), key=lambda i: i.seq)
+
+    async def _sync(self) -> None:
+        async with self._lock:
+            if await self.store.count(self.owner) < len(self._items):
+                # items were deleted elsewhere (forget, another provider's clear): start over
+                self.index.remove(list(self._items))
+                self._items.clear()
+                self._seen = 0
+            new = await self.store.since(self.owner, self._seen)
+            if not new:
+                return
+            self._index([i for i in new if i.id not in self._items])
+            self._seen = max(self._seen, *(i.seq for i in new))
+
+    def _index(self, items: Sequence[MemoryItem]) -> None:
+        if not items:
+            return
+        self.index.add(
+            [i.id for i in items],
+            [i.text for i in items],
+            [{"owner": i.owner, "thread": i.thread, "kind": i.kind} for i in items],
+        )
+        self._items.update((i.id, i) for i in items)
+
+    async def remember(
+        self, text: str, *, thread: str = "", provenance: Sequence[str] = ()
+    ) -> list[MemoryItem]:
+        """Stores the facts and the statement of one user ``text``; returns the new items."""
+        from smartctx.memory.privacy import redact  # imported on use: the memory tier is heavy
+
+        clean = redact(text).strip()
+        if not clean:
+            return []
+        candidates: list[tuple[str, str]] = [("fact", f) for f in extract_facts(clean)]
+        facts = {compact(f) for _, f in candidates}
+        if not is_question(clean) and compact(clean) not in facts and analyze(clean):
+            candidates.append(("turn", clean))
+        items = [
+            MemoryItem(
+                id=item_id(self.owner, kind, body),
+                owner=self.owner,
+                kind=kind,
+                text=body,
+                thread=thread,
+                provenance=tuple(provenance),
+            )
+            for kind, body in candidates
+        ]
+        stored = await self.store.add(items)
+        await self._sync()
+        return stored
+
+    async def on_new_messages(self, messages: list[Message]) -> None:
+        for message in messages:
+            if message.role != "user":
+                continue
+            meta = message.metadata
+            slot_id = meta.get("slot_id")
+            await self.remember(
+                message.text,
+                thread=str(meta.get("thread", "")),
+                provenance=(str(slot_id),) if slot_id else (),
+            )
+
+    async def recall(
+        self, query: str, *, thread: str | None = None
+    ) -> list[tuple[MemoryItem, float]]:
+        """The relevant items for ``query`` (skipping ``thread``'s), best first, with a score.
+
+        The score is the share of the query's words the item has (or its cosine similarity when
+        that is higher and an embedder is set).
+        """
+        await self._sync()
+        terms = set(analyze(query))
+        if not terms or not len(self.index):
+            return []
+
+        def visible(meta: dict[str, Any]) -> bool:
+            return meta.get("owner") == self.owner and (
+                thread is None or meta.get("thread") != thread
+            )
+
+        hits = self.index.search(query, k=self.k * 4, where=visible)
+        cosines: dict[str, float] = {}
+        if hits and self.index.embedder is not None:
+            scores = self.index.vector_scores(query)
+            if scores is not None:
+                position = {doc_id: p for p, doc_id in enumerate(self.index.ids)}
+                cosines = {h.id: float(scores[position[h.id]]) for h in hits}
+        out: list[tuple[MemoryItem, float]] = []
+        for hit in hits:
+            overlap = len(terms & set(analyze(hit.text))) / len(terms)
+            cosine = cosines.get(hit.id, 0.0)
+            if overlap >= self.min_overlap or cosine >= self.min_similarity:
+                out.append((self._items[hit.id], max(overlap, cosine)))
+        out.sort(key=lambda pair: (-pair[1], pair[0].kind != "fact", pair[0].seq))
+        return out[: self.k]
+
+    async def get_relevant_context(self, messages: list[Message]) -> ProvidedContext | None:
+        query = next((m for m in reversed(messages) if m.role == "user"), None)
+        if query is None:
+            return None
+        thread = query.metadata.get("thread")
+        found = await self.recall(query.text, thread=str(thread) if thread else None)
+        if not found:
+            return None
+        slots = [
+            Slot(
+                SlotKind.MEMORY,
+                item.text,
+                source_id=f"mem:{item.id}",
+                provenance=item.provenance,
+                metadata={
+                    "memory_id": item.id,
+                    "memory_kind": item.kind,
+                    "thread": item.thread,
+                    "score": round(score, 4),
+                },
+            )
+            for item, score in found
+        ]
+        return ProvidedContext(slots=slots)
+
+    async def clear(self) -> None:
+        """Deletes every item of the owner from the store and the index."""
+        async with self._lock:
+            await self.store.clear(self.owner)
+            self.index.remove(list(self._items))
+            self._items.clear()

@@ -1,0 +1,218 @@
+"""Where the long-term memory provider keeps its items: in memory, or in the database.
+
+Both stores implement :class:`MemoryStore` and pass the same contract tests:
+- every call names an ``owner`` and sees only that owner's items;
+- ``add`` assigns each item the next ``seq`` of the store (strictly increasing, never reused) and
+  returns the stored copies; an item id already stored for the owner is skipped (idempotent);
+- ``since(owner, seq)`` returns the owner's items with a larger ``seq``, in ``seq`` order, so a
+  provider can follow new items incrementally;
+- ``clear(owner)`` deletes every item of the owner and returns how many it deleted;
+- ``count(owner)`` is how many items the owner has (providers use it to notice deletions);
+- both are ``smartctx.memory`` forgetters (``name``, ``forget_owner(owner)``): register the
+  store with ``PersonalMemory.add_forgetter`` and ``forget_owner`` empties it too.
+The SQL store is one table, ``agent_memory`` (migration ``0004_agent_memory``); each call is one
+transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, runtime_checkable
+
+from sqlalchemy import JSON, Index, Integer, String, Text, UniqueConstraint, delete, func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Mapped, mapped_column
+
+from smartctx.store import Base, Database
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryItem:
+    """One remembered thing.
+
+    ``kind`` is ``"fact"`` (a statement the extractor recognised, e.g. "My employee number is
+    48213") or ``"turn"`` (a whole user statement kept as a recall candidate). ``thread`` and
+    ``provenance`` (the ids of the slots it came from) say where it was said; ``seq`` is assigned
+    by the store.
+    """
+
+    id: str
+    owner: str
+    kind: str
+    text: str
+    thread: str = ""
+    provenance: tuple[str, ...] = ()
+    created_at: str | None = None
+    seq: int = -1
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    """Storage of memory items (see the module contract)."""
+
+    async def add(self, items: Sequence[MemoryItem]) -> list[MemoryItem]: ...
+
+    async def since(self, owner: str, seq: int) -> list[MemoryItem]: ...
+
+    async def clear(self, owner: str) -> int: ...
+
+    async def count(self, owner: str) -> int: ...
+
+
+class InMemoryMemoryStore:
+    """A process-local store (the default). Safe for concurrent tasks of one event loop."""
+
+    def __init__(self) -> None:
+        self._items: list[MemoryItem] = []
+        self._keys: set[tuple[str, str]] = set()
+        self._seq = 0
+        self._lock = asyncio.Lock()
+
+    async def add(self, items: Sequence[MemoryItem]) -> list[MemoryItem]:
+        async with self._lock:
+            stored: list[MemoryItem] = []
+            for item in items:
+                if (item.owner, item.id) in self._keys:
+                    continue
+                self._seq += 1
+                copy = replace(item, seq=self._seq, metadata=dict(item.metadata))
+                self._items.append(copy)
+                self._keys.add((item.owner, item.id))
+                stored.append(copy)
+            return stored
+
+    async def since(self, owner: str, seq: int) -> list[MemoryItem]:
+        return [i for i in self._items if i.owner == owner and i.seq > seq]
+
+    async def clear(self, owner: str) -> int:
+        async with self._lock:
+            before = len(self._items)
+            self._items = [i for i in self._items if i.owner != owner]
+            self._keys = {k for k in self._keys if k[0] != owner}
+            return before - len(self._items)
+
+    async def count(self, owner: str) -> int:
+        return sum(1 for i in self._items if i.owner == owner)
+
+    name = "agent_memory"
+
+    async def forget_owner(self, owner: str) -> int:
+        """``clear(owner)`` under the ``smartctx.memory`` forgetter protocol."""
+        return await self.clear(owner)
+
+
+class AgentMemoryRow(Base):
+    """One memory item of the long-term memory provider."""
+
+    __tablename__ = "agent_memory"
+    __table_args__ = (
+        UniqueConstraint("owner", "item_id", name="uq_agent_memory_owner_item"),
+        Index("ix_agent_memory_owner", "owner", "seq"),
+        {"sqlite_autoincrement": True},  # never reuse a seq, even after deletes
+    )
+
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    owner: Mapped[str] = mapped_column(String(128))
+    item_id: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(16))
+    text: Mapped[str] = mapped_column(Text)
+    thread: Mapped[str] = mapped_column(String(128), default="")
+    provenance: Mapped[list[str]] = mapped_column(JSON, default=list)
+    created_at: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+
+
+def _item(row: AgentMemoryRow) -> MemoryItem:
+    return MemoryItem(
+        id=row.item_id,
+        owner=row.owner,
+        kind=row.kind,
+        text=row.text,
+        thread=row.thread,
+        provenance=tuple(row.provenance or ()),
+        created_at=row.created_at,
+        seq=row.seq,
+        metadata=dict(row.meta or {}),
+    )
+
+
+class SqlMemoryStore:
+    """Memory items in the ``agent_memory`` table of ``db`` (run ``await db.migrate()`` first)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def add(self, items: Sequence[MemoryItem]) -> list[MemoryItem]:
+        try:
+            return await self._add(items)
+        except IntegrityError:
+            # another writer stored one of the items meanwhile: re-read and skip it
+            return await self._add(items)
+
+    async def _add(self, items: Sequence[MemoryItem]) -> list[MemoryItem]:
+        if not items:
+            return []
+        stored: list[AgentMemoryRow] = []
+        async with self.db.session() as session:
+            present: set[tuple[str, str]] = set()
+            for owner in dict.fromkeys(i.owner for i in items):
+                ids = [i.id for i in items if i.owner == owner]
+                found = await session.scalars(
+                    select(AgentMemoryRow.item_id).where(
+                        AgentMemoryRow.owner == owner, AgentMemoryRow.item_id.in_(ids)
+                    )
+                )
+                present.update((owner, item_id) for item_id in found)
+            for item in items:  # in the given order, so seq follows it
+                if (item.owner, item.id) in present:
+                    continue
+                present.add((item.owner, item.id))
+                row = AgentMemoryRow(
+                    owner=item.owner,
+                    item_id=item.id,
+                    kind=item.kind,
+                    text=item.text,
+                    thread=item.thread,
+                    provenance=list(item.provenance),
+                    created_at=item.created_at,
+                    meta=dict(item.metadata),
+                )
+                session.add(row)
+                await session.flush()  # assigns seq now: one insert per row, in order
+                stored.append(row)
+            out = [_item(row) for row in stored]
+        return sorted(out, key=lambda i: i.seq)
+
+    async def since(self, owner: str, seq: int) -> list[MemoryItem]:
+        async with self.db.session() as session:
+            rows = await session.scalars(
+                select(AgentMemoryRow)
+                .where(AgentMemoryRow.owner == owner, AgentMemoryRow.seq > seq)
+                .order_by(AgentMemoryRow.seq)
+            )
+            return [_item(row) for row in rows]
+
+    async def clear(self, owner: str) -> int:
+        async with self.db.session() as session:
+            result = await session.execute(
+                delete(AgentMemoryRow).where(AgentMemoryRow.owner == owner)
+            )
+            return int(getattr(result, "rowcount", 0) or 0)
+
+    async def count(self, owner: str) -> int:
+        async with self.db.session() as session:
+            total = await session.scalar(
+                select(func.count())
+                .select_from(AgentMemoryRow)
+                .where(AgentMemoryRow.owner == owner)
+            )
+            return int(total or 0)
+
+    name = "agent_memory"
+
+    async def forget_owner(self, owner: str) -> int:
+        """``clear(owner)`` under the ``smartctx.memory`` forgetter protocol."""
+        return await self.clear(owner)

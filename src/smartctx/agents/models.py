@@ -1,0 +1,119 @@
+"""Chat models behind one protocol, and the test doubles shipped with the package.
+
+A chat model takes OpenAI-style messages (``[{"role": ..., "content": ...}]``) and returns the
+reply text. Implementations: :class:`~smartctx.agents.grounded.GroundedResponder` (offline,
+deterministic, the default), :class:`~smartctx.agents.openai_model.OpenAIChatModel` (any
+OpenAI-compatible endpoint), and the doubles below (``ScriptedModel``, ``FunctionModel``), in
+the spirit of pydantic-ai's ``TestModel``/``FunctionModel``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from smartctx.core import InvalidInput, UserError
+
+if TYPE_CHECKING:
+    from smartctx.core import Settings
+
+ChatMessages = list[dict[str, str]]
+"""OpenAI-style chat messages: dicts with ``role`` and ``content``."""
+
+ModelFunction = Callable[[ChatMessages], "str | Awaitable[str]"]
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Answers a list of chat messages with one reply text.
+
+    ``complete`` must not mutate ``messages``. Failures of a remote endpoint surface as
+    ``UpstreamError``; a misuse (empty messages) as ``InvalidInput``.
+    """
+
+    name: str
+
+    async def complete(self, messages: ChatMessages, *, temperature: float | None = None) -> str:
+        """The assistant's reply to ``messages``."""
+        ...
+
+
+def copy_messages(messages: Sequence[dict[str, str]]) -> ChatMessages:
+    """A deep-enough copy of chat messages (every dict copied), after validating their shape."""
+    out: ChatMessages = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or "role" not in message or "content" not in message:
+            raise InvalidInput(f"message {i} must be a dict with 'role' and 'content'")
+        out.append({str(k): str(v) for k, v in message.items()})
+    return out
+
+
+class ScriptedModel:
+    """Returns ``replies`` in order and records every call's messages in ``calls``.
+
+    When the replies are exhausted, ``complete`` raises ``UserError`` naming how many were
+    scripted, so a test that makes one call too many fails clearly.
+    """
+
+    def __init__(self, replies: Iterable[str], *, name: str = "scripted") -> None:
+        self.name = name
+        self.replies: list[str] = list(replies)
+        self.calls: list[ChatMessages] = []
+        self.temperatures: list[float | None] = []
+
+    @property
+    def remaining(self) -> int:
+        """How many scripted replies are left."""
+        return len(self.replies) - len(self.calls)
+
+    async def complete(self, messages: ChatMessages, *, temperature: float | None = None) -> str:
+        index = len(self.calls)
+        if index >= len(self.replies):
+            raise UserError(
+                f"ScriptedModel exhausted: {len(self.replies)} replies were scripted and call "
+                f"{index + 1} asked for another; script more replies"
+            )
+        self.calls.append(copy_messages(messages))
+        self.temperatures.append(temperature)
+        return self.replies[index]
+
+
+class FunctionModel:
+    """Calls ``fn(messages)`` (sync or async) for each reply; records the calls in ``calls``.
+
+    ``fn`` receives a copy of the messages, so it may keep or change them freely.
+    """
+
+    def __init__(self, fn: ModelFunction, *, name: str = "function") -> None:
+        self.name = name
+        self.fn = fn
+        self.calls: list[ChatMessages] = []
+
+    async def complete(self, messages: ChatMessages, *, temperature: float | None = None) -> str:
+        self.calls.append(copy_messages(messages))
+        result = self.fn(copy_messages(messages))
+        if inspect.isawaitable(result):
+            result = await result
+        if not isinstance(result, str):
+            raise UserError(f"FunctionModel's function returned {type(result).__name__}, not str")
+        return result
+
+
+def model_from_settings(settings: Settings) -> ChatModel:
+    """The configured chat model: OpenAI-compatible when ``llm_base_url`` is set, else offline.
+
+    No I/O happens here; the HTTP client is created on first use.
+    """
+    if settings.llm_base_url:
+        from smartctx.agents.openai_model import OpenAIChatModel
+
+        return OpenAIChatModel(
+            settings.llm_base_url,
+            settings.llm_model,
+            settings.llm_api_key,
+            timeout=settings.llm_timeout,
+        )
+    from smartctx.agents.grounded import GroundedResponder
+
+    return GroundedResponder()

@@ -1,0 +1,134 @@
+"""The knowledge-base and profile providers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from smartctx.agents import (
+    NO_INFORMATION,
+    Agent,
+    GroundedResponder,
+    KnowledgeProvider,
+    Message,
+    PersonalMemoryProfileSource,
+    ProfileProvider,
+    StaticProfileSource,
+    Thread,
+)
+from smartctx.core import HashingEmbedder, InvalidInput, SlotKind
+from smartctx.retrieval.kb import KnowledgeBase
+from smartctx.window import ContextWindow
+
+
+@dataclass(frozen=True)
+class FakeHit:
+    source_id: str
+    text: str
+    score: float
+
+
+class FakeKB:
+    def __init__(self, hits: list[FakeHit]) -> None:
+        self.hits = hits
+        self.queries: list[tuple[str, int]] = []
+
+    def search(self, query: str, k: int = 3) -> list[FakeHit]:
+        self.queries.append((query, k))
+        return self.hits[:k]
+
+
+def ask(text: str) -> list[Message]:
+    return [Message("assistant", "earlier"), Message("user", text)]
+
+
+async def test_kb_hits_become_rag_docs_and_the_search_is_logged() -> None:
+    kb = FakeKB([FakeHit("kb:vpn.md#1", "Open GlobalProtect.", 0.9), FakeHit("kb:x#2", "X", 0.1)])
+    context = await KnowledgeProvider(kb, k=2).get_relevant_context(ask("connect to the VPN"))
+    assert context is not None
+    assert kb.queries == [("connect to the VPN", 2)]
+    docs, log = context.slots[:2], context.slots[2]
+    assert [(s.kind, s.source_id, s.text) for s in docs] == [
+        (SlotKind.RAG_DOC, "kb:vpn.md#1", "Open GlobalProtect."),
+        (SlotKind.RAG_DOC, "kb:x#2", "X"),
+    ]
+    assert (log.kind, log.text) == (
+        SlotKind.TOOL_LOG,
+        "kb.search('connect to the VPN') -> kb:vpn.md#1, kb:x#2",
+    )
+
+
+async def test_no_hits_logs_the_search_only() -> None:
+    context = await KnowledgeProvider(FakeKB([])).get_relevant_context(ask("weather?"))
+    assert context is not None
+    (log,) = context.slots
+    assert log.text == "kb.search('weather?') -> (no results)"
+
+
+async def test_no_user_message_or_k_zero_asks_nothing() -> None:
+    kb = FakeKB([FakeHit("kb:a#1", "A", 1.0)])
+    assert await KnowledgeProvider(kb).get_relevant_context([Message("assistant", "x")]) is None
+    assert await KnowledgeProvider(kb, k=0).get_relevant_context(ask("a")) is None
+    assert kb.queries == []
+    with pytest.raises(InvalidInput):
+        KnowledgeProvider(kb, k=-1)
+
+
+async def test_agent_answers_from_the_shipped_knowledge_base() -> None:
+    kb = KnowledgeBase.builtin(embedder=HashingEmbedder())
+    agent = Agent(GroundedResponder(), [KnowledgeProvider(kb)])
+
+    def thread() -> Thread:
+        from smartctx.core import get_counter
+
+        return Thread(ContextWindow(3000, counter=get_counter(), embedder=HashingEmbedder()))
+
+    result = await agent.run("How many days of annual leave do I get?", thread())
+    assert "25 days" in result.reply and "[source: kb:leave.md#" in result.reply
+    assert "kb.search(" in result.prompt.text
+    unrelated = await agent.run("Book a meeting room for my team", thread())
+    assert unrelated.reply == NO_INFORMATION
+
+
+async def test_profile_items_become_memory_slots_for_their_owner_only() -> None:
+    source = StaticProfileSource(
+        {"alice": [("preferred_language", "Korean", "profile:p1"), ("team", "Infra", "profile:p2")]}
+    )
+    context = await ProfileProvider(source, "alice").get_relevant_context(ask("hi"))
+    assert context is not None
+    assert [(s.kind, s.text, s.source_id) for s in context.slots] == [
+        (SlotKind.MEMORY, "preferred language: Korean", "profile:p1"),
+        (SlotKind.MEMORY, "team: Infra", "profile:p2"),
+    ]
+    assert not any(s.pinned for s in context.slots)
+    assert await ProfileProvider(source, "bob").get_relevant_context(ask("hi")) is None
+    limited = await ProfileProvider(source, "alice", limit=1).get_relevant_context(ask("hi"))
+    assert limited is not None and len(limited.slots) == 1
+
+
+@pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")  # store.db's
+async def test_profile_from_personal_memory_shows_confirmed_items_only(tmp_path: Path) -> None:
+    from smartctx.core import Settings
+    from smartctx.memory import PersonalMemory
+    from smartctx.store import Database
+
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'profile.db'}")
+    await db.migrate()
+    try:
+        memory = PersonalMemory(db, settings=Settings(_env_file=None))
+        source = PersonalMemoryProfileSource(memory)
+        provider = ProfileProvider(source, "alice")
+        assert await provider.get_relevant_context(ask("hi")) is None
+        item = await memory.accept("alice", key="preferred_room", value="living room")
+        context = await provider.get_relevant_context(ask("hi"))
+        assert context is not None
+        assert [(s.text, s.source_id) for s in context.slots] == [
+            ("preferred room: living room", f"profile:{item['id']}")
+        ]
+        await memory.mark_wrong("alice", item["id"])
+        assert await provider.get_relevant_context(ask("hi")) is None
+        assert await ProfileProvider(source, "bob").get_relevant_context(ask("hi")) is None
+    finally:
+        await db.close()

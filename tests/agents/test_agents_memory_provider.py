@@ -1,0 +1,219 @@
+"""Long-term memory: fact extraction, relevance threshold, isolation, persistence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from smartctx.agents import (
+    InMemoryMemoryStore,
+    LongTermMemoryProvider,
+    MemoryItem,
+    MemoryStore,
+    Message,
+    SqlMemoryStore,
+)
+from smartctx.agents.facts import extract_facts
+from smartctx.core import HashingEmbedder, InvalidInput, SlotKind
+from smartctx.store import Database
+
+
+def said(text: str, thread: str = "t1") -> list[Message]:
+    return [
+        Message("user", text, {"thread": thread, "slot_id": f"slot-{thread}"}),
+        Message("assistant", "Noted.", {"thread": thread}),
+    ]
+
+
+def asks(text: str, thread: str = "t2") -> list[Message]:
+    return [Message("user", text, {"thread": thread})]
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        ("My employee number is 48213.", ["My employee number is 48213."]),
+        ("Hi! Remember that my badge is blue. What is the VPN?", ["My badge is blue."]),
+        ("I am allergic to peanuts", ["I am allergic to peanuts"]),
+        ("I'm asking about the VPN", []),
+        ("What is my employee number?", []),
+        ("Book a meeting room for my team", []),
+        ("제 사번은 48213입니다.", ["제 사번은 48213입니다."]),
+        ("Notes part 1 on onboarding, keep them in mind: desk rota", []),
+        ("Note: my desk is B12.", ["My desk is B12."]),
+    ],
+)
+def test_fact_extraction(text: str, facts: list[str]) -> None:
+    assert extract_facts(text) == facts
+
+
+async def test_recalls_a_fact_in_another_thread_with_its_source() -> None:
+    memory = LongTermMemoryProvider("alice")
+    await memory.on_new_messages(said("My employee number is 48213."))
+    context = await memory.get_relevant_context(asks("What is my employee number?"))
+    assert context is not None
+    (slot,) = context.slots
+    assert slot.kind is SlotKind.MEMORY and slot.text == "My employee number is 48213."
+    assert slot.source_id == f"mem:{slot.metadata['memory_id']}"
+    assert slot.provenance == ("slot-t1",)
+
+
+async def test_unrelated_items_are_not_recalled() -> None:
+    memory = LongTermMemoryProvider("alice")
+    await memory.on_new_messages(said("My employee number is 48213."))
+    await memory.on_new_messages(said("I prefer tea over coffee."))
+    assert await memory.get_relevant_context(asks("How do I connect to the VPN?")) is None
+    context = await memory.get_relevant_context(asks("Do I like tea?"))
+    assert context is not None and [s.text for s in context.slots] == ["I prefer tea over coffee."]
+
+
+async def test_items_of_the_asking_thread_are_skipped() -> None:
+    memory = LongTermMemoryProvider("alice")
+    await memory.on_new_messages(said("My employee number is 48213.", thread="t1"))
+    assert await memory.get_relevant_context(asks("my employee number?", thread="t1")) is None
+
+
+async def test_questions_and_assistant_text_are_not_stored_and_facts_are_deduplicated() -> None:
+    memory = LongTermMemoryProvider("alice")
+    await memory.on_new_messages(said("What is my employee number?"))
+    await memory.on_new_messages([Message("assistant", "My name is Bot.", {})])
+    assert await memory.items() == []
+    await memory.on_new_messages(said("My employee number is 48213."))
+    await memory.on_new_messages(said("my employee number is 48213", thread="t9"))
+    assert [(i.kind, i.text) for i in await memory.items()] == [
+        ("fact", "My employee number is 48213.")
+    ]
+
+
+async def test_sensitive_values_are_redacted_before_storage() -> None:
+    memory = LongTermMemoryProvider("alice")
+    await memory.on_new_messages(said("My card is 4111 1111 1111 1111 and my email is a@b.co"))
+    texts = " ".join(i.text for i in await memory.items())
+    assert "4111" not in texts and "a@b.co" not in texts
+    assert "[REDACTED:card]" in texts
+
+
+async def test_owners_are_isolated_on_a_shared_store() -> None:
+    store = InMemoryMemoryStore()
+    alice = LongTermMemoryProvider("alice", store=store)
+    bob = LongTermMemoryProvider("bob", store=store)
+    await alice.on_new_messages(said("My employee number is 48213."))
+    assert await bob.get_relevant_context(asks("What is my employee number?")) is None
+    await bob.clear()
+    assert len(await alice.items()) == 1
+    await alice.clear()
+    assert await alice.items() == []
+    assert await alice.get_relevant_context(asks("What is my employee number?")) is None
+
+
+async def test_providers_sharing_a_store_follow_each_others_writes() -> None:
+    store = InMemoryMemoryStore()
+    reader = LongTermMemoryProvider("alice", store=store)
+    assert await reader.get_relevant_context(asks("employee number?")) is None
+    await LongTermMemoryProvider("alice", store=store).remember("My employee number is 48213.")
+    assert await reader.get_relevant_context(asks("employee number?")) is not None
+
+
+async def test_embedder_recall_uses_the_similarity_threshold() -> None:
+    memory = LongTermMemoryProvider("alice", embedder=HashingEmbedder(), min_similarity=0.99)
+    await memory.remember("My employee number is 48213.")
+    assert await memory.get_relevant_context(asks("employee number")) is not None
+    assert await memory.get_relevant_context(asks("weather in Paris")) is None
+
+
+def test_constructor_checks_its_arguments() -> None:
+    with pytest.raises(InvalidInput):
+        LongTermMemoryProvider("")
+    from smartctx.retrieval import HybridIndex
+
+    with pytest.raises(InvalidInput):
+        LongTermMemoryProvider("a", index=HybridIndex(), embedder=HashingEmbedder())
+
+
+async def _contract(store: MemoryStore) -> None:
+    one = MemoryItem(id="i1", owner="alice", kind="fact", text="A", thread="t", provenance=("s",))
+    two = MemoryItem(id="i2", owner="alice", kind="turn", text="B")
+    other = MemoryItem(id="i1", owner="bob", kind="fact", text="C")
+    stored = await store.add([one, two, other])
+    assert [i.id for i in stored] == ["i1", "i2", "i1"]
+    assert stored[0].seq < stored[1].seq < stored[2].seq
+    assert await store.add([one]) == []  # idempotent by (owner, id)
+    alice = await store.since("alice", 0)
+    assert [(i.id, i.text, i.provenance) for i in alice] == [("i1", "A", ("s",)), ("i2", "B", ())]
+    assert [i.id for i in await store.since("alice", alice[0].seq)] == ["i2"]
+    assert await store.count("alice") == 2
+    assert await store.clear("alice") == 2
+    assert await store.since("alice", 0) == [] and await store.count("alice") == 0
+    assert [i.text for i in await store.since("bob", 0)] == ["C"]
+
+
+async def test_in_memory_store_contract() -> None:
+    await _contract(InMemoryMemoryStore())
+
+
+def test_stores_are_personal_memory_forgetters() -> None:
+    from smartctx.memory.forget import Forgetter
+
+    assert isinstance(InMemoryMemoryStore(), Forgetter)
+    assert isinstance(SqlMemoryStore(Database("sqlite+aiosqlite:///:memory:")), Forgetter)
+
+
+# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates while
+# it migrates; the warning is the store's (reported to the lead), not this provider's.
+_ALEMBIC = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
+
+
+@_ALEMBIC
+async def test_sql_store_contract(tmp_path: Path) -> None:
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'mem.db'}")
+    await db.migrate()
+    try:
+        await _contract(SqlMemoryStore(db))
+    finally:
+        await db.close()
+
+
+@_ALEMBIC
+async def test_memory_survives_a_restart(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'smartctx.db'}"
+    db = Database(url)
+    await db.migrate()
+    await LongTermMemoryProvider("alice", store=SqlMemoryStore(db)).on_new_messages(
+        said("My employee number is 48213.")
+    )
+    await db.close()
+
+    reopened = Database(url)
+    await reopened.migrate()
+    try:
+        memory = LongTermMemoryProvider("alice", store=SqlMemoryStore(reopened))
+        context = await memory.get_relevant_context(asks("What is my employee number?"))
+        assert context is not None and "48213" in context.slots[0].text
+    finally:
+        await reopened.close()
+
+
+@_ALEMBIC
+async def test_sql_seq_is_never_reused_after_a_clear(tmp_path: Path) -> None:
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'seq.db'}")
+    await db.migrate()
+    try:
+        store = SqlMemoryStore(db)
+        (first,) = await store.add([MemoryItem(id="a", owner="alice", kind="fact", text="A")])
+        await store.add([MemoryItem(id="b", owner="bob", kind="fact", text="B")])
+        assert await store.clear("bob") == 1
+        (third,) = await store.add([MemoryItem(id="c", owner="alice", kind="fact", text="C")])
+        assert third.seq == first.seq + 2
+    finally:
+        await db.close()
+
+
+async def test_forgetting_through_the_store_stops_recall_everywhere() -> None:
+    store = InMemoryMemoryStore()
+    memory = LongTermMemoryProvider("alice", store=store)
+    await memory.remember("My employee number is 48213.")
+    assert await memory.get_relevant_context(asks("employee number?")) is not None
+    assert store.name == "agent_memory" and await store.forget_owner("alice") == 1
+    assert await memory.get_relevant_context(asks("employee number?")) is None
+    assert await memory.items() == []
