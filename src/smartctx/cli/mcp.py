@@ -1,0 +1,79 @@
+"""``smartctx mcp``: the memory as MCP tools, over stdio.
+
+Stdout is the MCP channel, so everything this command says goes to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import typer
+from rich.console import Console
+
+from smartctx.cli.app import app
+from smartctx.core.errors import SmartCtxError
+from smartctx.core.settings import Settings
+
+err_console = Console(stderr=True)
+
+
+@contextlib.contextmanager
+def _backend(url: str | None, database: str | None) -> Iterator[str]:
+    """The URL of the smartctx server to use: ``url``, or a private server on ``database``."""
+    if url is not None:
+        yield url
+        return
+    if database is None:
+        settings = Settings()
+        host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
+        yield (
+            f"http://[{host}]:{settings.port}" if ":" in host else f"http://{host}:{settings.port}"
+        )
+        return
+    from smartctx.service.server import serve
+
+    settings = Settings().model_copy(update={"database_url": database})
+    with serve(settings, host="127.0.0.1", port=0) as handle:
+        err_console.print(f"smartctx mcp: private server {handle.url} on {database}")
+        yield handle.url
+
+
+@app.command()
+def mcp(
+    url: str = typer.Option(
+        None, help="smartctx server base URL (default: SMARTCTX_HOST:SMARTCTX_PORT)"
+    ),
+    database: str = typer.Option(
+        None,
+        "--database",
+        help="instead of --url: run a private server on this SQLAlchemy async URL",
+    ),
+    owner: str = typer.Option("default", help="owner the tools act as (X-Smartctx-Owner)"),
+    transport: str = typer.Option("jsonrpc", help="A2A binding for the ask tool: jsonrpc or rest"),
+) -> None:
+    """Serve the smartctx memory as MCP tools over stdio (list_contexts, create_context,
+    get_snapshot, get_prompt, add_slot, ask), for any MCP client.
+
+    Example: smartctx mcp --url http://127.0.0.1:8000
+
+    Example: smartctx mcp --database sqlite+aiosqlite:///./smartctx.db
+
+    Example MCP client entry: {"command": "smartctx", "args": ["mcp", "--url",
+    "http://127.0.0.1:8000"]}
+    """
+    if url is not None and database is not None:
+        raise typer.BadParameter("give --url or --database, not both")
+    if transport not in ("jsonrpc", "rest"):
+        raise typer.BadParameter("--transport must be jsonrpc or rest")
+    from smartctx.service.mcp_server import create_mcp_server
+
+    try:
+        with _backend(url, database) as base:
+            server = create_mcp_server(
+                base, owner=owner, transport="rest" if transport == "rest" else "jsonrpc"
+            )
+            server.run("stdio")
+    except SmartCtxError as err:
+        err_console.print(f"[red]error:[/] {err.message}")
+        raise typer.Exit(2) from err

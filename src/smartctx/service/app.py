@@ -1,0 +1,289 @@
+"""The service app: A2A (agent card, JSON-RPC at ``/``, HTTP+JSON at ``/rest``, SSE streaming)
+and the memory API on one FastAPI app, over one database.
+
+``create_app(settings, base_url=...)`` builds everything without I/O; the ASGI lifespan
+migrates the database (every Alembic head, plus the a2a-sdk task table ``a2a_tasks``), loads
+the knowledge base, starts the idle-context sweeper, and on shutdown closes live event streams,
+drains running A2A tasks and disposes of the database engine.
+
+Dependencies are injectable for tests and embedding: ``model`` (default: from settings —
+OpenAI-compatible when ``llm_base_url`` is set, else the offline ``GroundedResponder``),
+``providers`` (default: the knowledge base provider), ``kb``, ``hooks`` (default: the
+personal-memory hook when ``smartctx.service.personal_hook`` is importable), ``embedder``,
+``counter``, ``clock``, ``history_formatter``, ``database``. The personal-memory API
+(``smartctx.service.personal_api``) and the dashboard at ``/ui``
+(``smartctx.service.dashboard``) are mounted when importable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import importlib
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from a2a.server.models import create_task_model
+from a2a.server.routes import (
+    add_a2a_routes_to_fastapi,
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
+from a2a.server.tasks import DatabaseTaskStore
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy import delete
+from sqlalchemy.orm import DeclarativeBase
+
+from smartctx import __version__
+from smartctx.agents import ChatModel, ContextProvider, KnowledgeProvider, model_from_settings
+from smartctx.core.clock import Clock, SystemClock
+from smartctx.core.embeddings import Embedder, get_embedder
+from smartctx.core.errors import InvalidInput, SmartCtxError
+from smartctx.core.settings import Settings
+from smartctx.core.tokens import TokenCounter, get_counter
+from smartctx.retrieval.kb import KnowledgeBase
+from smartctx.service.card import REST_PREFIX, build_agent_card
+from smartctx.service.contexts import ContextRegistry
+from smartctx.service.executor import HistoryFormatter, SmartctxExecutor
+from smartctx.service.handler import GuardedRequestHandler
+from smartctx.service.hooks import TurnHook
+from smartctx.service.memory_api import error_response, memory_router
+from smartctx.service.owner import OwnerContextBuilder
+from smartctx.service.windows import WindowFactory, options_from_metadata
+from smartctx.store.context_log import ContextStore
+from smartctx.store.db import Database
+
+logger = logging.getLogger(__name__)
+TASK_TABLE = "a2a_tasks"
+
+
+@dataclass
+class ServiceApp:
+    """The built service: ``asgi`` is the app to serve; the rest is there to inspect or stop."""
+
+    asgi: FastAPI
+    settings: Settings
+    db: Database
+    registry: ContextRegistry
+    executor: SmartctxExecutor
+    handler: GuardedRequestHandler
+    task_store: DatabaseTaskStore
+    kb: KnowledgeBase | None
+    personal: Any = None
+    startup_error: BaseException | None = None
+    _started: list[Callable[[], None]] = field(default_factory=list)
+    _own_db: bool = True
+
+    def on_started(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once start-up (migrations, KB load) is done."""
+        self._started.append(callback)
+
+    def begin_shutdown(self) -> None:
+        """Close live event streams so a graceful shutdown does not wait on them."""
+        self.registry.close_streams()
+
+    async def forget_owner(self, owner: str) -> int:
+        """Delete the owner's context windows and A2A tasks; returns the rows deleted."""
+        count = await self.registry.forget_owner(owner)
+        model: Any = self.task_store.task_model
+        async with self.db.session() as session:
+            result: Any = await session.execute(delete(model).where(model.owner == owner))
+        return count + int(result.rowcount or 0)
+
+
+class _ContextForgetter:
+    """Lets personal memory's ``forget_owner`` also delete windows and tasks."""
+
+    name = "context_windows_and_tasks"
+
+    def __init__(self, app: ServiceApp) -> None:
+        self._app = app
+
+    async def forget_owner(self, owner: str) -> int:
+        return await self._app.forget_owner(owner)
+
+
+def _personal_parts(db: Database, settings: Settings, clock: Clock) -> tuple[Any, list[Any], Any]:
+    """(PersonalMemory, hooks, router) when the personal-memory modules are importable."""
+    try:
+        personal = importlib.import_module("smartctx.memory.personal")
+    except ImportError:
+        return None, [], None
+    memory = personal.PersonalMemory(db, clock=clock, settings=settings)
+    hooks: list[Any] = []
+    router: Any = None
+    with contextlib.suppress(ImportError):
+        module = importlib.import_module("smartctx.service.personal_hook")
+        factory = getattr(module, "create_hook", None) or module.PersonalMemoryHook
+        hooks.append(factory(memory))
+    with contextlib.suppress(ImportError):
+        router = importlib.import_module("smartctx.service.personal_api").personal_router(memory)
+    return memory, hooks, router
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    base_url: str | None = None,
+    model: ChatModel | None = None,
+    providers: Sequence[ContextProvider] | None = None,
+    kb: KnowledgeBase | None = None,
+    hooks: Sequence[TurnHook] | None = None,
+    embedder: Embedder | None = None,
+    counter: TokenCounter | None = None,
+    clock: Clock | None = None,
+    history_formatter: HistoryFormatter | None = None,
+    database: Database | None = None,
+) -> ServiceApp:
+    """Build the service (no I/O here; see the module docstring)."""
+    settings = settings or Settings()
+    base = base_url or f"http://{settings.host}:{settings.port}"
+    clock = clock or SystemClock()
+    db = database or Database(settings.resolved_database_url())
+    factory = WindowFactory(
+        settings,
+        counter=counter or get_counter(settings.token_encoding),
+        embedder=embedder if embedder is not None else get_embedder(settings.embedder),
+    )
+    registry = ContextRegistry(ContextStore(db, clock=clock), factory, settings, clock=clock)
+    personal, personal_hooks, personal_router = (
+        _personal_parts(db, settings, clock) if hooks is None else (None, [], None)
+    )
+    turn_hooks = list(hooks) if hooks is not None else personal_hooks
+    if providers is None:
+        kb = kb or KnowledgeBase.builtin(db=db)
+        providers = [KnowledgeProvider(kb, k=settings.kb_top_k)] if settings.kb_top_k else []
+    executor = SmartctxExecutor(
+        registry,
+        settings,
+        model=model or model_from_settings(settings),
+        providers=providers,
+        hooks=turn_hooks,
+        history_formatter=history_formatter,
+    )
+    card = build_agent_card(base, hooks=turn_hooks)
+    task_store = DatabaseTaskStore(db.engine)
+    task_store.task_model = _task_model()
+    handler = GuardedRequestHandler(
+        executor,
+        task_store,
+        card,
+        max_chars=settings.max_message_chars,
+        extra_check=lambda _text, meta: _check_options(settings, meta),
+    )
+    holder: list[ServiceApp] = []
+    api = FastAPI(
+        title="smartctx",
+        version=__version__,
+        description="A2A agent with smartctx-managed context memory, plus the memory API.",
+        lifespan=lambda _app: _lifespan(holder[0]),
+    )
+    service = ServiceApp(
+        asgi=api,
+        settings=settings,
+        db=db,
+        registry=registry,
+        executor=executor,
+        handler=handler,
+        task_store=task_store,
+        kb=kb,
+        personal=personal,
+        _own_db=database is None,
+    )
+    holder.append(service)
+    if personal is not None:
+        personal.add_forgetter(_ContextForgetter(service))
+    _install_error_handlers(api)
+    # Our routes first: the SDK's REST routes end with a catch-all ``/{tenant}`` mount.
+    api.include_router(memory_router(registry))
+    if personal_router is not None:
+        api.include_router(personal_router)
+    with contextlib.suppress(ImportError):
+        dashboard = importlib.import_module("smartctx.service.dashboard")
+        api.include_router(dashboard.dashboard_router())
+    builder = OwnerContextBuilder()
+    add_a2a_routes_to_fastapi(
+        api,
+        agent_card_routes=create_agent_card_routes(card),
+        jsonrpc_routes=create_jsonrpc_routes(handler, rpc_url="/", context_builder=builder),
+        rest_routes=create_rest_routes(handler, context_builder=builder, path_prefix=REST_PREFIX),
+    )
+    return service
+
+
+class _TaskBase(DeclarativeBase):
+    """A private declarative base, so the a2a task model does not clash with the SDK's."""
+
+
+@functools.cache
+def _task_model() -> Any:
+    """The a2a-sdk task model on table ``a2a_tasks`` (created once per process)."""
+    return create_task_model(TASK_TABLE, _TaskBase)
+
+
+def _check_options(settings: Settings, metadata: dict[str, Any]) -> None:
+    options_from_metadata(settings, metadata)
+
+
+def _install_error_handlers(api: FastAPI) -> None:
+    @api.exception_handler(SmartCtxError)
+    async def _smartctx_error(_request: Request, exc: SmartCtxError) -> JSONResponse:
+        return error_response(exc)
+
+    @api.exception_handler(RequestValidationError)
+    async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [
+            {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
+            for e in exc.errors()
+        ]
+        shown = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5])
+        return error_response(InvalidInput(f"invalid request: {shown}", errors=errors))
+
+    @api.exception_handler(Exception)
+    async def _internal_error(_request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("unhandled error")
+        return JSONResponse(
+            {"error": "internal_error", "message": f"{type(exc).__name__}", "detail": {}},
+            status_code=500,
+        )
+
+
+async def _sweeper(service: ServiceApp) -> None:
+    while True:
+        await asyncio.sleep(service.settings.cleanup_interval)
+        gone = service.registry.sweep()
+        if gone:
+            logger.info("released %d idle contexts from memory", len(gone))
+
+
+@contextlib.asynccontextmanager
+async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
+    try:
+        await service.db.migrate()
+        await service.task_store.initialize()
+        if service.kb is not None:
+            if service.kb.db is not None:
+                await service.kb.load()
+            await asyncio.to_thread(service.kb.prepare)
+    except BaseException as err:
+        service.startup_error = err
+        raise
+    sweeper = asyncio.create_task(_sweeper(service), name="smartctx-sweeper")
+    for callback in service._started:
+        callback()
+    try:
+        yield
+    finally:
+        sweeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sweeper
+        service.registry.close_streams()
+        await service.handler.aclose()
+        if service._own_db:
+            await service.db.close()

@@ -1,0 +1,190 @@
+"""The memory as MCP tools: a thin MCP server over a running smartctx server.
+
+``create_mcp_server(url)`` returns an :class:`~mcp.server.mcpserver.MCPServer` whose tools call
+the server's HTTP memory API and its A2A endpoint through
+:class:`~smartctx.service.client.SmartctxClient`, so it works against any smartctx server URL
+(local or remote) and never opens the database itself. One client (one HTTP connection pool)
+lives for one MCP session: it is opened by the server's lifespan and closed when the session
+ends. Every call acts as one owner (``owner``, default ``"default"``).
+
+Tools (results are the same JSON as the memory API; see ``smartctx.service.memory_api``):
+
+- ``list_contexts()``: the owner's contexts.
+- ``create_context(context_id?, preset?, budget?, system_prompt?)``: a new context.
+- ``get_snapshot(context_id)``: budget, usage, per-kind counts, active slots, recent events.
+- ``get_prompt(context_id, query?)``: the prompt the model would be sent now.
+- ``add_slot(context_id, kind, text, source_id?, priority?)``: add one slot; the answer says
+  whether it was admitted and what the funnel did.
+- ``ask(text, context_id?)``: send one A2A message to the agent and return its reply with the
+  turn's memory events; without ``context_id`` a new context is started.
+
+Failures come back as MCP tool errors (``is_error``) whose text says what went wrong and what to
+do: smartctx errors keep their code and message (``not_found: no context 'x' ...``), an
+unreachable server names its URL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import httpx
+from a2a.utils.errors import A2AError
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+from smartctx import __version__
+from smartctx.core.errors import InvalidInput, SmartCtxError
+from smartctx.core.slots import SlotKind
+from smartctx.service.client import SmartctxClient, Transport
+from smartctx.service.owner import DEFAULT_OWNER, check_owner
+
+T = TypeVar("T")
+ToolContext = Context[SmartctxClient, Any]
+
+INSTRUCTIONS = (
+    "smartctx keeps an agent's context window inside a token budget. Use list_contexts and "
+    "get_snapshot to see what a conversation remembers (slots with kind, priority, source, "
+    "tokens), get_prompt to see exactly what the model would be sent, add_slot to put a "
+    "document, tool log or memory into a context, and ask to talk to the smartctx agent."
+)
+
+_READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+_WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)
+
+
+async def _call(client: SmartctxClient, work: Awaitable[T]) -> T:
+    """Await ``work``, turning every expected failure into a readable tool error."""
+    try:
+        return await work
+    except SmartCtxError as err:
+        raise ToolError(f"{err.code}: {err.message}") from err
+    except A2AError as err:
+        raise ToolError(f"A2A error from {client.url}: {err}") from err
+    except httpx.HTTPError as err:
+        raise ToolError(
+            f"cannot reach the smartctx server at {client.url} ({type(err).__name__}: {err}); "
+            "start it with `smartctx serve` or pass the right --url"
+        ) from err
+
+
+def _client(ctx: ToolContext) -> SmartctxClient:
+    return ctx.request_context.lifespan_context
+
+
+def create_mcp_server(
+    url: str,
+    *,
+    owner: str = DEFAULT_OWNER,
+    transport: Transport = "jsonrpc",
+    timeout: float = 120.0,
+) -> MCPServer[SmartctxClient]:
+    """An MCP server exposing the memory of the smartctx server at ``url`` (no I/O here).
+
+    ``transport`` is the A2A binding ``ask`` uses (``jsonrpc`` or ``rest``); ``timeout`` bounds
+    each HTTP call, an agent turn included. Raises ``InvalidInput`` for an unknown transport or
+    a malformed owner name.
+    """
+    if transport not in ("jsonrpc", "rest"):
+        raise InvalidInput(f"transport must be 'jsonrpc' or 'rest', not {transport!r}")
+    owner = check_owner(owner)
+
+    @asynccontextmanager
+    async def lifespan(_server: MCPServer[SmartctxClient]) -> AsyncIterator[SmartctxClient]:
+        async with SmartctxClient(url, owner=owner, transport=transport, timeout=timeout) as client:
+            yield client
+
+    server: MCPServer[SmartctxClient] = MCPServer(
+        "smartctx",
+        title="smartctx memory",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        lifespan=lifespan,
+        log_level="WARNING",
+    )
+
+    @server.tool(annotations=_READ_ONLY)
+    async def list_contexts(ctx: ToolContext) -> dict[str, Any]:
+        """List the owner's contexts (id, preset, budget, version, log size), newest first."""
+        client = _client(ctx)
+        contexts = await _call(client, client.contexts())
+        return {"owner": client.owner, "contexts": contexts}
+
+    @server.tool(annotations=_WRITE)
+    async def create_context(
+        ctx: ToolContext,
+        context_id: str | None = None,
+        preset: str | None = None,
+        budget: int | None = None,
+        system_prompt: str | None = None,
+    ) -> dict[str, Any]:
+        """Create a context. preset: default | eviction | compression | fifo; budget in tokens;
+        system_prompt becomes the pinned system slot. Omitted values take the server's
+        defaults; an omitted context_id gets a fresh one. Fails if the context exists."""
+        client = _client(ctx)
+        return await _call(
+            client,
+            client.create_context(
+                context_id, preset=preset, budget=budget, system_prompt=system_prompt
+            ),
+        )
+
+    @server.tool(annotations=_READ_ONLY)
+    async def get_snapshot(ctx: ToolContext, context_id: str) -> dict[str, Any]:
+        """The context's snapshot: budget, tokens used, per-kind counts and tokens, the active
+        slots (id, kind, priority, source_id, tokens, state, pinned, repeat_count, provenance,
+        text) and the recent memory events."""
+        client = _client(ctx)
+        return await _call(client, client.snapshot(context_id))
+
+    @server.tool(annotations=_READ_ONLY)
+    async def get_prompt(
+        ctx: ToolContext, context_id: str, query: str | None = None
+    ) -> dict[str, Any]:
+        """The prompt the model would be sent now (chat messages, plain text, slot ids, tokens).
+        With a query, archived slots relevant to it may be recalled into the prompt."""
+        client = _client(ctx)
+        return await _call(client, client.prompt(context_id, query))
+
+    @server.tool(annotations=_WRITE)
+    async def add_slot(
+        ctx: ToolContext,
+        context_id: str,
+        kind: SlotKind,
+        text: str,
+        source_id: str | None = None,
+        priority: float | None = None,
+    ) -> dict[str, Any]:
+        """Add one slot to a context. kind: system, user, agent, rag_doc, tool_log, summary or
+        memory; source_id says where the text came from (for example kb:vpn.md#2); priority
+        overrides the kind's default (0-100). Returns the slot, whether it was admitted (a
+        duplicate is merged or refused), the events and the new snapshot."""
+        client = _client(ctx)
+        return await _call(
+            client,
+            client.add_slot(context_id, kind.value, text, priority=priority, source_id=source_id),
+        )
+
+    @server.tool(annotations=_WRITE)
+    async def ask(ctx: ToolContext, text: str, context_id: str | None = None) -> dict[str, Any]:
+        """Send a message to the smartctx agent over A2A and wait for its answer. Without
+        context_id a new conversation starts (its id is in the result). Returns the reply text,
+        context and task ids, the task state, the turn's memory events and a compact
+        snapshot (budget, tokens used, counts per kind)."""
+        client = _client(ctx)
+        reply = await _call(client, client.send(text, context_id))
+        return {
+            "text": reply.text,
+            "context_id": reply.context_id,
+            "task_id": reply.task_id,
+            "state": reply.state,
+            "events": reply.events,
+            "snapshot": reply.snapshot,
+        }
+
+    return server
+
+
+__all__ = ["INSTRUCTIONS", "create_mcp_server"]

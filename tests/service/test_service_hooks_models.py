@@ -1,0 +1,107 @@
+"""Turn hooks and chat models behind the A2A executor (real HTTP)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from smartctx.agents import OpenAIChatModel
+from smartctx.agents.testing import OpenAICompatibleTestServer
+from smartctx.core import Slot, SlotKind
+from smartctx.service.client import SmartctxClient
+from smartctx.service.hooks import TurnContext
+from smartctx.service.server import ServerHandle
+
+# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates when
+# the server migrates its database at start-up (the store's module, not ours); nothing else is
+# silenced.
+pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
+
+StartServer = Callable[..., ServerHandle]
+
+
+class RecordingHook:
+    extension_uri = "https://example.test/memory/v1"
+
+    def __init__(self) -> None:
+        self.turns: list[TurnContext] = []
+
+    async def before_turn(self, turn: TurnContext) -> None:
+        turn.slots.append(Slot(SlotKind.MEMORY, "The user prefers short answers.", source_id="m:1"))
+        turn.planner_input = f"Current request: {turn.user_text}"
+
+    async def after_turn(self, turn: TurnContext) -> dict[str, Any]:
+        self.turns.append(turn)
+        return {self.extension_uri: {"stored": True, "reply": turn.reply}}
+
+
+async def test_hooks_add_memory_and_metadata(start_server: StartServer) -> None:
+    hook = RecordingHook()
+    with OpenAICompatibleTestServer(reply=lambda messages: f"saw {len(messages)}") as llm:
+        handle = start_server(hooks=[hook], model=OpenAIChatModel(llm.base_url, "test-model"))
+        async with SmartctxClient(handle.url, owner="alice") as client:
+            reply = await client.send("Hi there", metadata={"device": "watch"})
+            snapshot = await client.snapshot(reply.context_id)
+        sent = llm.chat_requests[0].json["messages"]
+    assert reply.metadata[hook.extension_uri] == {"stored": True, "reply": reply.text}
+    assert "smartctx" in reply.metadata
+    turn = hook.turns[0]
+    assert (turn.owner, turn.context_id, turn.user_text) == ("alice", reply.context_id, "Hi there")
+    assert turn.metadata == {"device": "watch"}
+    memory = [s for s in snapshot["slots"] if s["kind"] == "memory"]
+    assert [(s["source_id"], s["pinned"]) for s in memory] == [("m:1", False)]
+    assert {"role": "system", "content": "Current request: Hi there"} in sent
+    assert any("[source: m:1]" in m["content"] for m in sent)
+
+
+async def test_openai_compatible_model_over_loopback(start_server: StartServer) -> None:
+    replies = iter(["Open GlobalProtect and connect to vpn.example.com.", "Then sign in."])
+    with OpenAICompatibleTestServer(reply=lambda _messages: next(replies)) as llm:
+        handle = start_server(llm_base_url=llm.base_url, llm_model="test-model")
+        async with SmartctxClient(handle.url) as client:
+            first = await client.send("How do I connect to the VPN?")
+            second = await client.send("and then?", context_id=first.context_id)
+        requests = llm.chat_requests
+    assert first.text == "Open GlobalProtect and connect to vpn.example.com."
+    assert second.text == "Then sign in."
+    assert len(requests) == 2
+    body = requests[1].json
+    assert body["model"] == "test-model"
+    pairs = [(m["role"], m["content"]) for m in body["messages"]]
+    assert ("user", "How do I connect to the VPN?") in pairs
+    assert ("assistant", first.text) in pairs
+    assert pairs[-1] == ("user", "and then?") or ("user", "and then?") in pairs
+    assert any("[source: kb:vpn.md" in content for _, content in pairs)
+
+
+async def test_a_failing_model_fails_the_task_and_stores_nothing(
+    start_server: StartServer,
+) -> None:
+    with OpenAICompatibleTestServer() as llm:
+        handle = start_server(llm_base_url=llm.base_url)
+        async with SmartctxClient(handle.url) as client:
+            ok = await client.send("Hello")
+            before = await client.snapshot(ok.context_id)
+            llm.enqueue(500, {"error": {"message": "boom"}})
+            failed = await client.send("Hello again", context_id=ok.context_id)
+            after = await client.snapshot(ok.context_id)
+    assert failed.state == "failed"
+    assert "upstream_error" in failed.text
+    assert after == before
+
+
+async def test_history_formatter_rewrites_the_prompt(start_server: StartServer) -> None:
+    def fold(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+        return [{"role": "user", "content": " | ".join(m["content"] for m in messages)}]
+
+    with OpenAICompatibleTestServer() as llm:
+        handle = start_server(llm_base_url=llm.base_url, history_formatter=fold)
+        async with SmartctxClient(handle.url) as client:
+            reply = await client.send("Good morning")
+        sent = llm.chat_requests[0].json["messages"]
+    assert len(sent) == 1 and sent[0]["role"] == "user"
+    assert sent[0]["content"].startswith("You are the smartctx helpdesk assistant.")
+    assert " | Good morning | " in sent[0]["content"]
+    assert reply.text == f"echo: {sent[0]['content']}"

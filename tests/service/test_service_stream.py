@@ -1,0 +1,36 @@
+"""Streaming over SSE with the a2a-sdk client: task, status updates, the artifact, completion."""
+
+from __future__ import annotations
+
+import pytest
+
+from smartctx.service.client import SmartctxClient, StreamEvent
+from smartctx.service.server import ServerHandle
+
+# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates when
+# the server migrates its database at start-up (the store's module, not ours); nothing else is
+# silenced.
+pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
+
+
+@pytest.mark.parametrize("transport", ["jsonrpc", "rest"])
+async def test_stream_yields_task_status_artifact_and_completion(
+    server: ServerHandle, transport: str
+) -> None:
+    events: list[StreamEvent] = []
+    async with SmartctxClient(server.url, transport=transport) as client:  # type: ignore[arg-type]
+        async for event in client.stream("How do I connect to the VPN?"):
+            events.append(event)
+        snapshot = await client.snapshot(events[0].context_id)
+    kinds = [(e.kind, e.state) for e in events]
+    assert kinds[0] == ("task", "submitted")
+    assert ("status", "working") in kinds
+    assert kinds[-1] == ("status", "completed") and events[-1].final
+    artifacts = [e for e in events if e.kind == "artifact"]
+    assert len(artifacts) == 1
+    assert kinds.index(("status", "working")) < kinds.index(("artifact", None)) < len(kinds) - 1
+    info = artifacts[0].metadata["smartctx"]
+    assert "vpn" in artifacts[0].text.lower()
+    assert info["snapshot"]["tokens_used"] == snapshot["tokens_used"]
+    assert any(e["kind"] == "admitted" and e["slot_kind"] == "rag_doc" for e in info["events"])
+    assert len({e.task_id for e in events}) == 1
