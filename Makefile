@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean
+.PHONY: demo test lint typecheck unit browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,13 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy src
 
-unit: $(VENV)/.installed-dev
+# The dashboard's browser test drives Debian's chromium headless (Playwright cannot download one).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium is missing: run 'sudo apt-get install -y chromium'" >&2; exit 1; fi; }
+
+unit: $(VENV)/.installed-dev browser
 	$(BIN)/pytest
 
 test: lint typecheck unit

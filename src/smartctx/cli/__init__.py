@@ -9,6 +9,15 @@ from smartctx.cli.app import app, console
 
 # Command modules register themselves on import (one line each, in help order).
 from smartctx.cli import info as _info  # noqa: F401  # isort: skip
+from smartctx.cli import demo as _demo  # noqa: F401  # isort: skip
+from smartctx.cli import serve as _serve  # noqa: F401  # isort: skip
+from smartctx.cli import client as _client  # noqa: F401  # isort: skip
+from smartctx.cli import memory as _memory  # noqa: F401  # isort: skip
+from smartctx.cli import bench as _bench  # noqa: F401  # isort: skip
+from smartctx.cli import bench_locomo as _bench_locomo  # noqa: F401  # isort: skip
+from smartctx.cli import simulate as _simulate  # noqa: F401  # isort: skip
+from smartctx.cli import kb as _kb  # noqa: F401  # isort: skip
+from smartctx.cli import mcp as _mcp  # noqa: F401  # isort: skip
 
 
 def main() -> None:
