@@ -108,7 +108,6 @@ async def test_profile_items_become_memory_slots_for_their_owner_only() -> None:
     assert limited is not None and len(limited.slots) == 1
 
 
-@pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")  # store.db's
 async def test_profile_from_personal_memory_shows_confirmed_items_only(tmp_path: Path) -> None:
     from smartctx.core import Settings
     from smartctx.memory import PersonalMemory

@@ -159,12 +159,6 @@ def test_stores_are_personal_memory_forgetters() -> None:
     assert isinstance(SqlMemoryStore(Database("sqlite+aiosqlite:///:memory:")), Forgetter)
 
 
-# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates while
-# it migrates; the warning is the store's (reported to the lead), not this provider's.
-_ALEMBIC = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
-
-
-@_ALEMBIC
 async def test_sql_store_contract(tmp_path: Path) -> None:
     db = Database(f"sqlite+aiosqlite:///{tmp_path / 'mem.db'}")
     await db.migrate()
@@ -174,7 +168,6 @@ async def test_sql_store_contract(tmp_path: Path) -> None:
         await db.close()
 
 
-@_ALEMBIC
 async def test_memory_survives_a_restart(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'smartctx.db'}"
     db = Database(url)
@@ -194,7 +187,6 @@ async def test_memory_survives_a_restart(tmp_path: Path) -> None:
         await reopened.close()
 
 
-@_ALEMBIC
 async def test_sql_seq_is_never_reused_after_a_clear(tmp_path: Path) -> None:
     db = Database(f"sqlite+aiosqlite:///{tmp_path / 'seq.db'}")
     await db.migrate()

@@ -15,11 +15,6 @@ from smartctx.demo import ScenarioResult, judge, run_scenarios
 from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.service.server import ServerHandle, serve
 
-# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates when
-# the server migrates its database at start-up (the store's module, not ours); nothing else is
-# silenced.
-pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
-
 
 @pytest.fixture(scope="module")
 def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,11 +25,7 @@ def clock() -> ManualClock:
 @pytest.fixture
 async def db(tmp_path: Path) -> AsyncIterator[Database]:
     database = Database(f"sqlite+aiosqlite:///{tmp_path / 'memory.db'}")
-    with warnings.catch_warnings():
-        # store.db's Alembic config sets no path_separator (alembic 1.20 deprecation); the
-        # one-line fix belongs to store/db.py, reported to the lead.
-        warnings.filterwarnings("ignore", "No path_separator found", DeprecationWarning)
-        await database.migrate()
+    await database.migrate()
     yield database
     await database.close()
 

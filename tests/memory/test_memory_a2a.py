@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 
 from smartctx.agents.models import ScriptedModel
@@ -14,10 +13,7 @@ from smartctx.service.client import SmartctxClient
 from smartctx.service.server import serve_async
 from smartctx.store import Database
 
-# store.db's Alembic config sets no path_separator (alembic 1.20 deprecation); the one-line fix
-# belongs to store/db.py and was reported to the lead.
 MARKER = "zq-marker-5521"
-pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
 
 
 async def test_snapshot_in_message_metadata_update_in_reply_metadata(tmp_path: Path) -> None:

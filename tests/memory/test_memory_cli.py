@@ -14,10 +14,6 @@ from smartctx.core.settings import Settings
 from smartctx.memory import PairIn, PersonalMemory
 from smartctx.store import Database
 
-# store.db's Alembic config sets no path_separator (alembic 1.20 deprecation); the one-line fix
-# belongs to store/db.py and was reported to the lead.
-pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
-
 
 def _seed(data_dir: Path) -> None:
     async def main() -> None:

@@ -10,10 +10,6 @@ from typer.testing import CliRunner
 
 from smartctx.cli import app
 
-# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates at
-# every migrate(); the fix belongs to store/db.py (reported), not to these tests.
-pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
-
 PRINTERS = "# Printers\n\n## Toner\n\nSpare toner cartridges are in cupboard ZX-81 on floor 3.\n"
 
 

@@ -15,9 +15,6 @@ from smartctx.retrieval.kb_store import KBStore, StoredDocument, delete_owner
 from smartctx.store import Database
 
 PRINTERS = "# Printers\n\n## Toner\n\nSpare toner cartridges are in cupboard ZX-81 on floor 3.\n"
-# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates at
-# every migrate(); the fix belongs to store/db.py (reported), not to these tests.
-pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
 
 WIFI = "# Wi-Fi\n\n## Guests\n\nGuests join the network ExampleGuest with the code on the badge.\n"
 

@@ -26,10 +26,6 @@ try:
 except ImportError:  # pragma: no cover - only on a machine without the dev extras
     PLAYWRIGHT_MISSING = True
 
-# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates when
-# the server migrates its database at start-up (not ours to fix here); nothing else is silenced.
-pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
-
 StartServer = Callable[..., ServerHandle]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 TIMEOUT_MS = 15_000

@@ -9,15 +9,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from mcp import Client, StdioServerParameters
 
 from smartctx.service.client import SmartctxClient
 from smartctx.service.server import ServerHandle
-
-# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates when
-# the server migrates its database at start-up (not ours to fix here); nothing else is silenced.
-pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
 
 StartServer = Callable[..., ServerHandle]
 SMARTCTX = str(Path(sys.executable).with_name("smartctx"))

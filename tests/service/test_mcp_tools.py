@@ -16,10 +16,6 @@ from smartctx.service.client import SmartctxClient
 from smartctx.service.mcp_server import create_mcp_server
 from smartctx.service.server import ServerHandle
 
-# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates when
-# the server migrates its database at start-up (not ours to fix here); nothing else is silenced.
-pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
-
 StartServer = Callable[..., ServerHandle]
 VPN = "The VPN portal is vpn.example.com; sign in with SSO."
 

@@ -5,17 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import httpx
-import pytest
 
 from smartctx.service.card import CONTEXT_EXTENSION_URI
 from smartctx.service.client import SmartctxClient
 from smartctx.service.server import ServerHandle
-
-# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates when
-# the server migrates its database at start-up (the store's module, not ours); nothing else is
-# silenced.
-pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
-
 
 StartServer = Callable[..., ServerHandle]
 

@@ -10,16 +10,10 @@ import sys
 from pathlib import Path
 
 import httpx
-import pytest
 from typer.testing import CliRunner
 
 from smartctx.cli import app
 from smartctx.service.server import ServerHandle
-
-# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates when
-# the server migrates its database at start-up (the store's module, not ours); nothing else is
-# silenced.
-pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
 
 
 def test_serve_command_starts_answers_and_stops_gracefully(tmp_path: Path) -> None:

@@ -23,10 +23,6 @@ from smartctx.service.windows import WindowFactory, options_from_metadata
 from smartctx.store import Database
 from smartctx.store.context_log import ContextStore
 
-# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates
-# (the store's module, not ours); nothing else is silenced.
-pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
-
 
 @pytest.fixture
 async def db(tmp_path: Path) -> AsyncIterator[Database]:

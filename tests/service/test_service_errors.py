@@ -13,11 +13,6 @@ import pytest
 from smartctx.service.client import SmartctxClient
 from smartctx.service.server import ServerHandle
 
-# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates when
-# the server migrates its database at start-up (the store's module, not ours); nothing else is
-# silenced.
-pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
-
 V1 = {"A2A-Version": "1.0"}
 TABLES = ("contexts", "slots", "slot_events", "a2a_tasks")
 

@@ -7,11 +7,6 @@ import pytest
 from smartctx.service.client import SmartctxClient, StreamEvent
 from smartctx.service.server import ServerHandle
 
-# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates when
-# the server migrates its database at start-up (the store's module, not ours); nothing else is
-# silenced.
-pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
-
 
 @pytest.mark.parametrize("transport", ["jsonrpc", "rest"])
 async def test_stream_yields_task_status_artifact_and_completion(

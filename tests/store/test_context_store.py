@@ -24,10 +24,6 @@ from smartctx.store import Database
 from smartctx.store.context_log import ContextStore
 from smartctx.window import ContextWindow, DropBelow, EvictLowestPriority, Summarize
 
-# smartctx.store.db's Alembic config sets no path_separator, which alembic 1.20 deprecates (a
-# DeprecationWarning at migrate time); the fix belongs in store/db.py, not in this contract.
-pytestmark = pytest.mark.filterwarnings("ignore:No path_separator found:DeprecationWarning")
-
 BACKENDS = ["sqlite"] + (["postgresql"] if os.environ.get("SMARTCTX_TEST_POSTGRES_URL") else [])
 
 

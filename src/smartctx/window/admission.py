@@ -2,9 +2,9 @@
 
 Two indexes over the *active* slots of one window:
 
-- exact: a dict from (kind group, hash of the normalised text) to the slot id, plus a dict from a
+- exact: a dict from (kind, hash of the normalised text) to the slot id, plus a dict from a
   knowledge document's ``source_id`` to its slot; O(1) per lookup;
-- semantic (optional, needs an embedder): per kind group, a ring of the embeddings of the most
+- semantic (optional, needs an embedder): per kind (its group), a ring of the embeddings of the most
   recent ``capacity`` admitted slots (default 256). A lookup is one matrix-vector product over that
   ring, so its cost is bounded by ``capacity``, never by the window size. Older slots of a group
   are still caught by the exact index, not by the semantic one. A semantic match also needs equal
@@ -26,21 +26,18 @@ from smartctx.window.normalize import (
     signature_of_normalized,
 )
 
-SEMANTIC_GROUPS = frozenset({"conversation", "rag_doc", "memory", "tool_log"})
+SEMANTIC_GROUPS = frozenset({"user", "agent", "rag_doc", "memory", "tool_log"})
 """Groups checked semantically; system and summary slots are only checked exactly."""
 
 MERGE_KINDS = frozenset({SlotKind.USER, SlotKind.AGENT, SlotKind.TOOL_LOG})
 """Kinds whose duplicates are merged into the earlier slot; every other kind is refused."""
 
 
-_GROUPS: dict[SlotKind, str] = {
-    k: "conversation" if k in (SlotKind.USER, SlotKind.AGENT) else k.value for k in SlotKind
-}
-
-
 def kind_group(kind: SlotKind) -> str:
-    """The dedup group of a kind: user and agent messages form one conversation group."""
-    return _GROUPS[kind]
+    """The dedup group of a kind: the kind itself. A slot is only ever compared with active
+    slots of its own kind, so an agent reply echoing the user's question is never merged into
+    the user's message (nor the reverse)."""
+    return kind.value
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,11 @@
 """Recall at assembly time: bring archived slots relevant to the query back into the prompt.
 
 Candidates are the window's archived slots (dropped, summarized, evicted; in seq order) plus the
-caller's ``extra`` slots (for example turns of earlier threads). The recaller ranks them; the best
-are taken while they fit ``room`` tokens. Each taken slot emits a ``recalled`` event; the log and
-the active set do not change.
+caller's ``extra`` slots (for example turns of earlier threads). The recaller ranks at most ``k``
+of them; the room is filled by tokens, best first: a candidate whose text is already active or
+already recalled is skipped, one larger than the room left is skipped and the next is tried, and
+the walk stops when no message can fit any more. Each taken slot emits a ``recalled`` event; the
+log and the active set do not change.
 """
 
 from __future__ import annotations
@@ -14,7 +16,19 @@ from smartctx.core.recall import Recaller
 from smartctx.core.slots import EventKind, Slot
 from smartctx.window.normalize import text_key
 from smartctx.window.render import render_recalled
-from smartctx.window.state import WindowState
+from smartctx.window.state import WindowState, clone
+
+
+def recall_cost(state: WindowState, slot: Slot) -> int:
+    """Tokens ``slot`` costs when rendered as a recalled slot (cached per logged slot id)."""
+    logged = state.by_id.get(slot.id)
+    if logged is None or logged.text != slot.text or logged.source_id != slot.source_id:
+        return state.counter.count(render_recalled(slot)) + state.message_overhead
+    cost = state.recall_costs.get(slot.id)
+    if cost is None:
+        cost = state.counter.count(render_recalled(slot)) + state.message_overhead
+        state.recall_costs[slot.id] = cost
+    return cost
 
 
 def recall_archived(
@@ -25,28 +39,30 @@ def recall_archived(
     room: int,
     k: int,
 ) -> list[Slot]:
-    """Copies of the recalled slots (``tokens`` set to their rendered cost), best first."""
-    if room <= 0 or k <= 0:
+    """Copies of the recalled slots (``tokens`` set to their rendered cost), best first; their
+    total cost never exceeds ``room``."""
+    if room <= state.message_overhead or k <= 0:
         return []
     archived = sorted((state.by_id[i] for i in state.archived), key=lambda s: s.seq)
-    candidates = [s.copy() for s in archived]
+    candidates = [clone(s) for s in archived]
     candidates += [s.copy() for s in extra if s.id not in state.active]
     if not candidates:
         return []
     active_keys = {text_key(s.text) for s in state.active.values()}
     chosen: list[Slot] = []
     seen: set[str] = set()
-    for slot, score in recaller.rank(query, candidates, k):
+    for slot, score in recaller.rank(query, candidates, min(k, len(candidates))):
+        if room <= state.message_overhead:
+            break
         key = text_key(slot.text)
         if key in active_keys or key in seen:
             continue
-        cost = state.counter.count(render_recalled(slot)) + state.message_overhead
+        cost = recall_cost(state, slot)
         if cost > room:
             continue
         room -= cost
         seen.add(key)
-        recalled = slot.copy(tokens=cost)
-        chosen.append(recalled)
+        chosen.append(clone(slot, tokens=cost))
         state.emit(
             EventKind.RECALLED,
             slot.id,

@@ -27,6 +27,27 @@ from smartctx.window.render import render_content
 from smartctx.window.summarizer import Summarizer
 
 
+def clone(slot: Slot, **changes: Any) -> Slot:
+    """A fast copy of a valid slot (no re-validation); ``metadata`` is copied, never shared."""
+    out: Slot = object.__new__(Slot)
+    out.kind = slot.kind
+    out.text = slot.text
+    out.priority = slot.priority
+    out.source_id = slot.source_id
+    out.provenance = slot.provenance
+    out.pinned = slot.pinned
+    out.id = slot.id
+    out.repeat_count = slot.repeat_count
+    out.state = slot.state
+    out.seq = slot.seq
+    out.tokens = slot.tokens
+    out.created_at = slot.created_at
+    out.metadata = dict(slot.metadata)
+    for name, value in changes.items():
+        setattr(out, name, value)
+    return out
+
+
 class WindowState:
     """Slots, events and indexes of one context window. Not thread-safe; owned by one window."""
 
@@ -41,6 +62,7 @@ class WindowState:
         message_overhead: int,
     ) -> None:
         self.budget = budget
+        self.limit = budget
         self.counter = counter
         self.embedder = embedder
         self.admission = admission
@@ -60,6 +82,7 @@ class WindowState:
         self.kind_count: dict[SlotKind, int] = dict.fromkeys(SlotKind, 0)
         self.kind_tokens: dict[SlotKind, int] = dict.fromkeys(SlotKind, 0)
         self.dirty: dict[str, int] = {}
+        self.recall_costs: dict[str, int] = {}
         self._stamp = 0
         self._heap: list[tuple[float, int, str]] = []
 
@@ -71,8 +94,11 @@ class WindowState:
 
     @property
     def over_by(self) -> int:
-        """How many tokens the active slots exceed the budget by (0 when they fit)."""
-        return max(0, self.tokens_used - self.budget)
+        """How many tokens the active slots exceed the funnel's ``limit`` by (0 when they fit).
+
+        ``limit`` is the budget, less the recall reserve when the window has a recaller
+        (:class:`~smartctx.window.window.ContextWindow` sets it)."""
+        return max(0, self.tokens_used - self.limit)
 
     # events and log ----------------------------------------------------------------------------
 

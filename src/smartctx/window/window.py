@@ -5,18 +5,32 @@ Contract of :meth:`ContextWindow.add`:
 1. the slot is copied (the caller's object is never touched nor kept) and its tokens are counted
    once, on its rendered form (:func:`~smartctx.window.render.render_content`) plus the fixed
    ``message_overhead``: the sum of active tokens is what :meth:`assemble` sends;
-2. admission: an exact (normalised text) or semantic duplicate of an active slot of the same kind
-   group is *merged* (user, agent, tool_log: the survivor's ``repeat_count`` rises and its recency
-   is refreshed, so it counts as the newest) or *refused* (rag_doc, memory, system, summary);
+2. admission: an exact (normalised text) or semantic duplicate of an active slot of the same
+   kind (user with user, agent with agent: never across kinds) is *merged* (user, agent,
+   tool_log: the survivor's ``repeat_count`` rises and its recency is refreshed, so it counts as
+   the newest) or *refused* (rag_doc, memory, system, summary);
    a ``rag_doc`` with the ``source_id`` of an active one is refused too. Either way the new slot
    is logged with state ``merged`` / ``refused``;
 3. pinned slots (system slots always; the current user turn while its turn lasts) are never
    dropped, summarized or evicted. If the pinned slots would exceed the budget, ``add`` raises
    :class:`~smartctx.core.errors.BudgetExceeded` and nothing changes (no log entry, no event);
-4. while over budget the funnel runs; if its stages cannot make the window fit, the window falls
-   back to :class:`~smartctx.window.stages.EvictLowestPriority` (or ``EvictOldest`` for a funnel
-   that ignores pins), so the window always fits after ``add``. An unpinned slot larger than the
-   free room is therefore admitted and then evicted at once.
+4. while over its *limit* the funnel runs; if its stages cannot make the window fit, the window
+   falls back to :class:`~smartctx.window.stages.EvictLowestPriority` (or ``EvictOldest`` for a
+   funnel that ignores pins), so the window always fits after ``add``. An unpinned slot larger
+   than the free room is therefore admitted and then evicted at once.
+
+The recall reserve. The limit is the budget, unless a recaller is attached and
+``recall_ratio > 0``: then ``reserve = int(recall_ratio * budget)`` and the limit is
+``budget - reserve``, so :meth:`ContextWindow.assemble` always has at least the reserve free for
+recalled slots. The exact rule after every ``add``:
+
+- ``tokens_used <= budget - reserve`` whenever the pinned slots alone fit in ``budget - reserve``;
+- otherwise pinned slots use the reserve: every unpinned slot has left the window and
+  ``tokens_used == pinned_tokens <= budget`` (``BudgetExceeded`` is still defined against the
+  full ``budget``, never against the limit);
+- a funnel that ignores pins (FIFO) always reaches ``tokens_used <= budget - reserve``.
+
+Without a recaller (or with ``recall_ratio == 0``) the reserve is 0 and the limit is the budget.
 
 Nothing in the add path scans the window: the dedup indexes are dicts plus a bounded ring of
 recent embeddings, the victim comes from a heap, the token total is maintained incrementally.
@@ -40,31 +54,10 @@ from smartctx.window.recall import recall_archived
 from smartctx.window.render import Prompt, build_prompt, order_slots
 from smartctx.window.snapshot import Snapshot
 from smartctx.window.stages import EvictLowestPriority, EvictOldest, Stage, default_funnel
-from smartctx.window.state import WindowState
+from smartctx.window.state import WindowState, clone
 from smartctx.window.summarizer import Summarizer
 
 Listener = Callable[[list[Event]], None]
-
-
-def clone(slot: Slot, **changes: Any) -> Slot:
-    """A fast copy of a valid slot (no re-validation); ``metadata`` is copied, never shared."""
-    out: Slot = object.__new__(Slot)
-    out.kind = slot.kind
-    out.text = slot.text
-    out.priority = slot.priority
-    out.source_id = slot.source_id
-    out.provenance = slot.provenance
-    out.pinned = slot.pinned
-    out.id = slot.id
-    out.repeat_count = slot.repeat_count
-    out.state = slot.state
-    out.seq = slot.seq
-    out.tokens = slot.tokens
-    out.created_at = slot.created_at
-    out.metadata = dict(slot.metadata)
-    for name, value in changes.items():
-        setattr(out, name, value)
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +76,9 @@ class ContextWindow:
     Not thread-safe: one owner (a request handler holding the context's lock) at a time.
     ``embedder=None`` disables semantic deduplication (exact deduplication stays on).
     ``semantic_window`` bounds the semantic check to the most recent N embeddings per kind group.
+    ``recaller`` + ``recall_ratio`` set the recall reserve (see the module docstring);
+    ``recall_k`` caps how many ranked candidates one :meth:`assemble` considers (the recall
+    fills the free room by tokens, best first, so set it high enough to fill the reserve).
     """
 
     def __init__(
@@ -96,7 +92,7 @@ class ContextWindow:
         summarizer: Summarizer | None = None,
         recaller: Recaller | None = None,
         recall_ratio: float = 0.3,
-        recall_k: int = 8,
+        recall_k: int = 256,
         semantic_window: int = 256,
         message_overhead: int = 0,
     ) -> None:
@@ -109,6 +105,8 @@ class ContextWindow:
         self._fallback: Stage = EvictOldest() if self.ignores_pins else EvictLowestPriority()
         self.recaller = recaller
         self.recall_ratio = recall_ratio
+        if recall_k < 0:
+            raise InvalidInput(f"recall_k must be >= 0, got {recall_k}")
         self.recall_k = recall_k
         admission = AdmissionIndex(
             embedder=embedder, threshold=dedup_threshold, capacity=semantic_window
@@ -121,6 +119,7 @@ class ContextWindow:
             summarizer=summarizer,
             message_overhead=message_overhead,
         )
+        self._state.limit = budget - self.reserve
         self._tracker = ChangeTracker()
         self._listeners: list[Listener] = []
 
@@ -129,6 +128,18 @@ class ContextWindow:
     @property
     def budget(self) -> int:
         return self._state.budget
+
+    @property
+    def reserve(self) -> int:
+        """Tokens kept free for recall: ``int(recall_ratio * budget)`` with a recaller, else 0."""
+        if self.recaller is None or self.recall_ratio <= 0:
+            return 0
+        return int(self.recall_ratio * self._state.budget)
+
+    @property
+    def limit(self) -> int:
+        """What the funnel brings the active slots under: ``budget - reserve``."""
+        return self._state.limit
 
     @property
     def tokens_used(self) -> int:
@@ -205,7 +216,10 @@ class ContextWindow:
             self._notify(start)
 
     def unpin(self, slot_id: str) -> list[Event]:
-        """Unpin an active non-system slot (its turn is over); no-op if it is not pinned."""
+        """Unpin an active non-system slot (its turn is over); no-op if it is not pinned.
+
+        If pinned slots had used the recall reserve, the funnel then runs back under the limit
+        (its events follow the ``unpinned`` one)."""
         slot = self._state.active.get(slot_id)
         if slot is None:
             raise NotFound(f"no active slot {slot_id!r} in this context")
@@ -216,17 +230,20 @@ class ContextWindow:
         start = len(self._state.events)
         self._state.set_pinned(slot, False)
         self._state.emit(EventKind.UNPINNED, slot_id)
+        self._run_funnel()
         self._notify(start)
         return self._state.events[start:]
 
     def end_turn(self) -> list[Event]:
-        """Unpin every pinned non-system slot (the turn is over)."""
+        """Unpin every pinned non-system slot (the turn is over); then, as :meth:`unpin`, the
+        funnel runs if the window is over its limit."""
         start = len(self._state.events)
         pinned = sorted((self._state.active[i] for i in self._state.pinned), key=lambda s: s.seq)
         for slot in pinned:
             if slot.kind is not SlotKind.SYSTEM:
                 self._state.set_pinned(slot, False)
                 self._state.emit(EventKind.UNPINNED, slot.id)
+        self._run_funnel()
         self._notify(start)
         return self._state.events[start:]
 
@@ -331,17 +348,20 @@ class ContextWindow:
     def assemble(self, query: str | None = None, *, extra: Sequence[Slot] = ()) -> Prompt:
         """The prompt to send: active slots in prompt order (see :mod:`~smartctx.window.render`).
 
-        With a recaller and a query, up to ``recall_ratio * budget`` tokens (never more than the
-        free room) are filled with archived slots and ``extra`` candidates ranked by the recaller,
-        each shown with its source; each emits a ``recalled`` event. Nothing is re-added to the
-        log and the active set does not change.
+        With a recaller, ``recall_ratio > 0`` and a query, the free room ``budget - tokens_used``
+        (at least the reserve, unless pinned slots used it) is filled by tokens with archived
+        slots and ``extra`` candidates ranked by the recaller: best first among at most
+        ``recall_k`` ranked candidates, skipping those whose text is already active or already
+        recalled and those larger than the room left. Each is shown with its source and emits a
+        ``recalled`` event. Nothing is re-added to the log and the active set does not change;
+        the prompt's tokens never exceed the budget.
         """
         st = self._state
         ordered = order_slots(list(st.active.values()), st.recency)
         start = len(st.events)
         recalled: list[Slot] = []
-        if self.recaller is not None and query:
-            room = min(int(self.recall_ratio * st.budget), st.budget - st.tokens_used)
+        if self.recaller is not None and self.reserve > 0 and query:
+            room = st.budget - st.tokens_used
             recalled = recall_archived(st, self.recaller, query, extra, room, self.recall_k)
         tokens = st.tokens_used + sum(s.tokens for s in recalled)
         prompt = build_prompt(ordered, recalled, tokens, st.events[start:])
