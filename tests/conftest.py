@@ -9,6 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# Property tests explore the same examples on every run: the suite is deterministic.
+hypothesis_settings.register_profile("smartctx", derandomize=True, database=None)
+hypothesis_settings.load_profile("smartctx")
 
 _real_connect = socket.socket.connect
 

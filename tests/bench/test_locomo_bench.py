@@ -112,6 +112,29 @@ def test_run_measures_recall_and_retention(locomo_file: Path) -> None:
     assert out["smartctx"]["retention"]["256"] == 1.0
     assert out["smartctx"]["retention"]["4096"] == out["fifo"]["retention"]["4096"] == 1.0
     assert out["categories"]["4"]["questions"] == 2
+    # Retention goes through ContextWindow.assemble: the reserve is kept and recall fills it.
+    small = out["smartctx_window"]["256"]
+    assert small["reserve"] == int(config.recall_ratio * 256)
+    assert small["tokens_used"] <= 256 - small["reserve"]
+    assert small["recalled_per_question"] > 0
+    assert 0 < small["prompt_tokens"] <= 256
+    assert small["active_summaries"] <= 1
+
+
+def test_smart_window_is_the_product_window(locomo_file: Path) -> None:
+    from smartctx.bench.locomo_windows import SmartWindow
+    from smartctx.retrieval.recall import HybridRecaller
+
+    conv = load_locomo(locomo_file).conversations[0]
+    smart = SmartWindow(
+        conv, 200, counter=get_counter(), recaller=HybridRecaller(), recall_ratio=0.5
+    )
+    question = conv.questions[0]
+    packed = smart.assemble(question.text)
+    prompt = smart.window.assemble(question.text)
+    assert packed.text == prompt.text and packed.tokens == prompt.tokens <= 200
+    assert packed.recalled == [s.source_id for s in prompt.recalled]
+    assert smart.window.recaller is not None and smart.window.reserve == 100
 
 
 def test_cached_embedder_reuses_vectors_from_disk(tmp_path: Path) -> None:

@@ -93,6 +93,11 @@ def owner() -> str:
 async def test_round_trip_after_reopen(backend: Backend, owner: str) -> None:
     window = ContextWindow(150, **options())
     fill(window, range(8))
+    # Summaries roll up, so force an eviction too: a reply larger than the free room is admitted,
+    # then evicted.
+    big = Slot(SlotKind.AGENT, "long reply " * 100)
+    big.id = "big"
+    window.add(big)
     assert {"summarized", "dropped", "evicted", "merged", "refused"} <= {
         e.kind.value for e in window.events
     }

@@ -108,7 +108,33 @@ def test_groups_are_separate() -> None:
     window = make()
     window.add(Slot(SlotKind.USER, "VPN"))
     assert window.add(Slot(SlotKind.RAG_DOC, "VPN", source_id="kb:1")).admitted
-    assert not window.add(Slot(SlotKind.AGENT, "vpn")).admitted  # user+agent: one group
+    assert window.add(Slot(SlotKind.AGENT, "vpn")).admitted  # never merged across kinds
+    assert not window.add(Slot(SlotKind.AGENT, "VPN")).admitted  # agent with agent
+
+
+def test_agent_echo_of_question_stays_in_history() -> None:
+    window = make()
+    question = window.add(Slot(SlotKind.USER, "How do I reset my password?"))
+    echo = window.add(Slot(SlotKind.AGENT, "How do I reset my password?"))
+    near = window.add(Slot(SlotKind.AGENT, "how do I reset my password"))
+    assert echo.admitted and echo.slot.state is SlotState.ACTIVE
+    assert not near.admitted and near.slot.state is SlotState.MERGED
+    merged = [e for e in near.events if e.kind is EventKind.MERGED]
+    assert merged[0].detail["into"] == echo.slot.id
+    assert window.get(question.slot.id).repeat_count == 1
+    assert window.get(echo.slot.id).repeat_count == 2
+    kinds = [m["role"] for m in window.assemble().messages]
+    assert kinds.count("user") == 1 and kinds.count("assistant") == 1
+
+
+def test_user_repeat_merges_within_user_kind() -> None:
+    window = make()
+    first = window.add(Slot(SlotKind.USER, "Hello Server!"))
+    window.add(Slot(SlotKind.AGENT, "Hello! How can I help?"))
+    again = window.add(Slot(SlotKind.USER, "Hello Server!"))
+    assert again.slot.state is SlotState.MERGED
+    assert window.get(first.slot.id).repeat_count == 2
+    assert [s.kind for s in window.active] == [SlotKind.USER, SlotKind.AGENT]
 
 
 def test_evicted_slot_can_come_back() -> None:

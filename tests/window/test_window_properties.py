@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hypothesis import HealthCheck, given, settings
@@ -125,3 +126,54 @@ def test_fifo_never_raises_and_always_fits(budget: int, plan: list[Step]) -> Non
     # FIFO: everything evicted is older than everything still active.
     if order and evicted:
         assert max(evicted) < min(order)
+
+
+class WordRecaller:
+    """Ranks candidates by shared words with the query (deterministic, no model)."""
+
+    def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
+        words = set(query.split())
+        scored = [(c, float(len(words & set(c.text.split())))) for c in candidates]
+        return sorted((x for x in scored if x[1] > 0), key=lambda x: (-x[1], x[0].id))[:k]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    budget=st.integers(30, 200),
+    ratio=st.sampled_from([0.1, 0.3, 0.5, 0.8]),
+    funnel=st.sampled_from([*sorted(FUNNELS), "fifo"]),
+    plan=st.lists(steps, min_size=1, max_size=40),
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join),
+)
+def test_recall_reserve_is_kept_after_every_add(
+    budget: int, ratio: float, funnel: str, plan: list[Step], query: str
+) -> None:
+    stages = fifo_preset() if funnel == "fifo" else FUNNELS[funnel]()
+    window = ContextWindow(
+        budget,
+        counter=get_counter(),
+        embedder=EMBEDDER,
+        funnel=stages,
+        dedup_threshold=0.9,
+        recaller=WordRecaller(),
+        recall_ratio=ratio,
+    )
+    reserve = int(ratio * budget)
+    assert window.reserve == reserve and window.limit == budget - reserve
+    for step in plan:
+        try:
+            window.add(Slot(step.kind, step.text, priority=step.priority, pinned=step.pinned))
+        except BudgetExceeded:
+            assert funnel != "fifo"
+            continue
+        check_invariants(window, [])
+        if window.pinned_tokens <= budget - reserve or funnel == "fifo":
+            assert window.tokens_used <= budget - reserve
+        else:  # pinned slots alone use the reserve: nothing unpinned is left
+            assert window.tokens_used == window.pinned_tokens <= budget
+        prompt = window.assemble(query)
+        assert prompt.tokens <= budget
+        assert prompt.tokens == window.tokens_used + sum(s.tokens for s in prompt.recalled)
+        if step.end_turn:
+            window.end_turn()
+            check_invariants(window, [])

@@ -86,18 +86,52 @@ def test_recall_brings_archived_slots_back_without_changing_the_log() -> None:
     assert "[recalled from: D1:3] the wifi password is kiwi" in prompt.text
     assert prompt.tokens == window.tokens_used + sum(s.tokens for s in prompt.recalled)
     assert prompt.tokens <= window.budget
-    assert sum(s.tokens for s in prompt.recalled) <= 0.5 * window.budget
+    assert window.reserve == 30 and window.tokens_used <= window.budget - window.reserve
     recalled_events = [e for e in window.events if e.kind is EventKind.RECALLED]
     assert [e.slot_id for e in recalled_events] == [s.id for s in prompt.recalled]
     assert len(window.log) == log_before and window.active == active_before
 
 
-def test_no_recall_without_query_or_room() -> None:
+def test_no_recall_without_query_ratio_or_room() -> None:
     window = make(40, funnel=eviction_preset(), recaller=KeywordRecaller())
     window.add(Slot(SlotKind.AGENT, "alpha beta gamma"))
-    window.add(Slot(SlotKind.USER, " ".join(["word"] * 39)))
+    # A pinned turn may use the reserve: it evicts everything unpinned and leaves no room.
+    window.add(Slot(SlotKind.USER, " ".join(["word"] * 39), pinned=True))
+    assert window.tokens_used == window.pinned_tokens > window.budget - window.reserve
     assert window.assemble().recalled == []
-    assert window.assemble("alpha").recalled == []  # the window is full: no room
+    assert window.assemble("alpha").recalled == []  # the pinned turn took the reserve
+    window.end_turn()  # unpinned: the funnel brings the window back under its limit
+    assert window.tokens_used <= window.budget - window.reserve
+    no_ratio = make(40, funnel=eviction_preset(), recaller=KeywordRecaller(), recall_ratio=0.0)
+    no_ratio.add(Slot(SlotKind.AGENT, "alpha beta gamma"))
+    no_ratio.add(Slot(SlotKind.USER, " ".join(["word"] * 30)))
+    assert no_ratio.reserve == 0 and no_ratio.limit == 40
+    assert no_ratio.assemble("alpha").recalled == []
+
+
+def test_recall_fills_the_reserve_by_tokens_best_first() -> None:
+    def fill(window: ContextWindow) -> ContextWindow:
+        for i in range(60):
+            window.add(Slot(SlotKind.AGENT, f"fact {i} about the kiwi password number {i}"))
+        window.add(Slot(SlotKind.AGENT, "fact 59 about the kiwi password number 59"))
+        return window
+
+    window = fill(make(600, funnel=eviction_preset(), recaller=KeywordRecaller(), recall_ratio=0.5))
+    assert window.reserve == 300 and window.tokens_used <= 300
+    prompt = window.assemble("kiwi password")
+    free = window.budget - window.tokens_used
+    used = sum(s.tokens for s in prompt.recalled)
+    assert len(prompt.recalled) > 8  # not capped at a small k: the room is filled by tokens
+    assert used <= free and free - used < max(s.tokens for s in prompt.recalled)
+    assert prompt.tokens <= window.budget
+    assert not {s.text for s in window.active} & {s.text for s in prompt.recalled}
+    assert len({s.text for s in prompt.recalled}) == len(prompt.recalled)
+    capped = fill(
+        make(
+            600, funnel=eviction_preset(), recaller=KeywordRecaller(), recall_ratio=0.5, recall_k=3
+        )
+    )
+    assert len(capped.assemble("kiwi password").recalled) == 3
 
 
 def test_snapshot_json() -> None:

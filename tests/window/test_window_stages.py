@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from smartctx.core import BudgetExceeded, HashingEmbedder, Slot, SlotKind, SlotState, get_counter
+from smartctx.core.errors import InvalidInput
 from smartctx.core.slots import EventKind
 from smartctx.window import (
     SUMMARY_PREFIX,
@@ -91,6 +92,44 @@ def test_summarize_replaces_oldest_run_with_provenance() -> None:
     assert admitted[0].kind is EventKind.ADMITTED
     assert admitted[0].detail["provenance"] == list(summary.provenance)
     assert window.tokens_used <= 400
+
+
+def test_summaries_roll_up_into_one_with_union_provenance() -> None:
+    window = make(300, [Summarize(keep_recent=4), EvictLowestPriority()])
+    turns = []
+    for i in range(80):
+        kind = SlotKind.USER if i % 2 == 0 else SlotKind.AGENT
+        text = f"Turn {i} says the colour of box {i} is shade {i * 7}. It was noted on day {i}."
+        turns.append(window.add(Slot(kind, text)).slot)
+        summaries = [s for s in window.active if s.kind is SlotKind.SUMMARY]
+        assert len(summaries) <= 1
+        assert all(s.tokens <= max(16, int(0.25 * 300)) + 5 for s in summaries)
+    made = [s for s in window.log if s.kind is SlotKind.SUMMARY]
+    assert len(made) >= 3  # the stage ran several times, yet one summary is active
+    (current,) = [s for s in window.active if s.kind is SlotKind.SUMMARY]
+    older = [s for s in made if s.id != current.id]
+    assert all(window.get(s.id).state is SlotState.SUMMARIZED for s in older)
+    previous = max(older, key=lambda s: s.seq)
+    # Provenance: the union of everything replaced, the folded summary's own id included.
+    assert previous.id in current.provenance
+    assert set(previous.provenance) <= set(current.provenance)
+    covered = {i for i in current.provenance if i in {t.id for t in turns}}
+    assert covered == {t.id for t in turns if window.get(t.id).state is SlotState.SUMMARIZED}
+    folded = [
+        e for e in window.events if e.kind is EventKind.SUMMARIZED and e.slot_id == previous.id
+    ]
+    assert folded and folded[0].detail["into"] == current.id
+    assert current.metadata["folded"] == 1
+    assert window.tokens_used <= 300
+
+
+def test_summaries_keep_at_most_max_summaries() -> None:
+    window = make(300, [Summarize(keep_recent=4, max_summaries=2), EvictLowestPriority()])
+    for i in range(80):
+        window.add(Slot(SlotKind.USER, f"Note {i}: item {i} weighs {i * 3} grams, said Ann."))
+        assert sum(1 for s in window.active if s.kind is SlotKind.SUMMARY) <= 2
+    with pytest.raises(InvalidInput):
+        Summarize(max_summaries=0)
 
 
 def test_summarize_keeps_recent_and_pinned() -> None:

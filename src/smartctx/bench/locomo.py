@@ -7,8 +7,10 @@ date, speaker in metadata). For each question of categories 1-4:
   for the question (the LoCoMo paper's Table 3 measure), for smartctx's ``HybridRecaller`` and for
   plain BM25 (lower-cased words, no stemming, no stop words, the turn text alone);
 - retention at budgets (512, 1,024, 2,048, 4,096 tokens): the share of its evidence turns whose
-  text is verbatim in the prompt assembled for the question, for the smartctx window with recall
-  and for a first-in-first-out window (:mod:`smartctx.bench.locomo_windows`).
+  text is verbatim in the prompt assembled for the question, for the smartctx window (a
+  ``ContextWindow`` with a ``HybridRecaller`` attached; the prompt is ``assemble(question)``)
+  and for a first-in-first-out window (:mod:`smartctx.bench.locomo_windows`). Beside it: the
+  mean number of slots recalled, the mean prompt tokens, and what each window holds after ingest.
 
 Each number is a mean over questions, overall and per category, as a fraction in [0, 1]. The
 question text is the only input to retrieval; evidence is used for scoring alone, and every
@@ -25,6 +27,7 @@ from typing import Any
 from smartctx.bench.locomo_data import CATEGORIES, LoCoMo
 from smartctx.bench.locomo_windows import FifoWindow, SmartWindow, conversation_slots, retained
 from smartctx.core.embeddings import Embedder
+from smartctx.core.slots import Slot
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.analysis import words
 from smartctx.retrieval.hybrid import HybridIndex
@@ -44,6 +47,7 @@ class LocomoConfig:
     ks: tuple[int, ...] = KS
     budgets: tuple[int, ...] = BUDGETS
     recall_ratio: float = 0.8
+    recall_k: int = 256
     rrf_k: int = 20
     weights: tuple[float, float] = (1.0, 1.0)
     context_weight: float = 0.5
@@ -76,6 +80,25 @@ class LocomoResult:
     skipped: dict[str, int] = field(default_factory=dict)
     embedder: str = ""
     means: _Means = field(default_factory=_Means)
+    windows: dict[int, dict[str, int]] = field(default_factory=dict)
+
+    def add_window(self, budget: int, composition: dict[str, int]) -> None:
+        """Sum one conversation's window composition into the budget's totals."""
+        total = self.windows.setdefault(budget, {})
+        for name, value in composition.items():
+            total[name] = total.get(name, 0) + value
+
+    def window_means(self) -> dict[str, dict[str, float]]:
+        """Per budget: the mean over conversations of each composition count, plus the mean
+        slots recalled and prompt tokens per question."""
+        n = max(1, self.conversations)
+        out: dict[str, dict[str, float]] = {}
+        for budget in self.config.budgets:
+            row = {k: v / n for k, v in self.windows.get(budget, {}).items()}
+            row["recalled_per_question"] = self.means.mean(f"smartctx:recalled:{budget}")
+            row["prompt_tokens"] = self.means.mean(f"smartctx:prompt_tokens:{budget}")
+            out[str(budget)] = row
+        return out
 
     def value(self, system: str, measure: str, x: int, category: str = "all") -> float:
         return self.means.mean(f"{system}:{measure}:{x}", category)
@@ -94,6 +117,7 @@ class LocomoResult:
             "embedder": self.embedder,
             "config": {
                 "recall_ratio": self.config.recall_ratio,
+                "recall_k": self.config.recall_k,
                 "rrf_k": self.config.rrf_k,
                 "weights": list(self.config.weights),
                 "context_weight": self.config.context_weight,
@@ -102,6 +126,7 @@ class LocomoResult:
                 "recall": self.table("smartctx", "recall"),
                 "retention": self.table("smartctx", "retention"),
             },
+            "smartctx_window": self.window_means(),
             "fifo": {"retention": self.table("fifo", "retention")},
             "bm25": {"recall": self.table("bm25", "recall")},
             "categories": {
@@ -125,6 +150,21 @@ def _recall_at(ranked: list[str], evidence: tuple[str, ...], k: int) -> float:
     return sum(1 for d in evidence if d in top) / len(evidence)
 
 
+def _recaller(
+    embedder: Embedder | None, cfg: LocomoConfig, slots: list[Slot], questions: list[str]
+) -> HybridRecaller:
+    """A recaller with the run's parameters, the turns and the questions embedded ahead."""
+    recaller = HybridRecaller(
+        embedder=embedder,
+        rrf_k=cfg.rrf_k,
+        weights=cfg.weights,
+        context_weight=cfg.context_weight,
+    )
+    recaller.prepare(slots)
+    recaller.index.prepare_queries(questions)
+    return recaller
+
+
 def run_locomo(
     data: LoCoMo,
     *,
@@ -144,22 +184,25 @@ def run_locomo(
     for conv in data.conversations:
         slots = conversation_slots(conv)
         by_dia = {t.dia_id: t for t in conv.turns}
-        recaller = HybridRecaller(
-            embedder=embedder,
-            rrf_k=cfg.rrf_k,
-            weights=cfg.weights,
-            context_weight=cfg.context_weight,
-        )
-        recaller.prepare(slots)
-        recaller.index.prepare_queries([q.text for q in conv.questions])
+        questions = [q.text for q in conv.questions]
+        recaller = _recaller(embedder, cfg, slots, questions)
         bm25 = HybridIndex(embedder=None, analyzer=words)
         bm25.add([t.dia_id for t in conv.turns], [t.text for t in conv.turns])
+        # Each window gets its own recaller (as in the product), so the summaries one window
+        # makes never enter another's index nor the turn-only index that recall@k is measured on.
         smart = {
             b: SmartWindow(
-                conv, b, counter=counter, recaller=recaller, recall_ratio=cfg.recall_ratio
+                conv,
+                b,
+                counter=counter,
+                recaller=_recaller(embedder, cfg, slots, questions),
+                recall_ratio=cfg.recall_ratio,
+                recall_k=cfg.recall_k,
             )
             for b in cfg.budgets
         }
+        for b, window in smart.items():
+            result.add_window(b, window.composition())
         fifo = {b: FifoWindow(conv, b, counter=counter) for b in cfg.budgets}
         tick(f"{conv.sample_id}: windows built", 0)
         for question in conv.questions:
@@ -174,8 +217,11 @@ def run_locomo(
                 )
                 result.means.add(f"bm25:recall:{k}", cat, _recall_at(lexical, question.evidence, k))
             for b in cfg.budgets:
-                kept = retained(question.evidence, by_dia, smart[b].assemble(question.text).text)
+                prompt = smart[b].assemble(question.text)
+                kept = retained(question.evidence, by_dia, prompt.text)
                 result.means.add(f"smartctx:retention:{b}", cat, kept)
+                result.means.add(f"smartctx:recalled:{b}", cat, float(len(prompt.recalled)))
+                result.means.add(f"smartctx:prompt_tokens:{b}", cat, float(prompt.tokens))
                 gone = retained(question.evidence, by_dia, fifo[b].assemble(question.text).text)
                 result.means.add(f"fifo:retention:{b}", cat, gone)
             tick(f"{conv.sample_id}: questions", 1)

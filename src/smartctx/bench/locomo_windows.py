@@ -1,18 +1,13 @@
 """The windows the LoCoMo benchmark compares under one token budget.
 
-- ``smartctx``: a :class:`~smartctx.window.ContextWindow` of ``(1 - recall_ratio) * budget``
-  tokens is fed the whole conversation (its default funnel drops, summarises and evicts as it
-  goes); for a question, the recaller ranks the window's archived turns and the best are packed,
-  rendered as the window renders recalled slots, into the remaining ``recall_ratio * budget``
-  tokens. The prompt is the window's assembled text followed by the recalled slots, so it never
-  exceeds ``budget`` tokens.
+- ``smartctx``: the product's own code path. A :class:`~smartctx.window.ContextWindow` of the
+  whole ``budget`` with the default funnel and a recaller attached is fed the whole conversation;
+  with ``recall_ratio`` > 0 its funnel keeps ``int(recall_ratio * budget)`` tokens free, and
+  ``assemble(question)`` fills the free room with the archived turns (and rolled-up summaries)
+  the recaller ranks best for the question. The prompt is exactly what ``assemble`` returns, so
+  it never exceeds ``budget`` tokens.
 - ``fifo``: a window with the first-in-first-out funnel and no recall: it keeps the most recent
   turns that fit.
-
-The recall share is packed here rather than inside ``ContextWindow.assemble`` because the window
-fills its whole budget before recall is asked for, leaving assembly no room (its recall room is
-``min(recall_ratio * budget, budget - tokens_used)``); reserving the share at ingest is the same
-prompt the window would build if it kept that room free.
 """
 
 from __future__ import annotations
@@ -25,7 +20,7 @@ from smartctx.bench.locomo_data import Conversation, Turn
 from smartctx.core.recall import Recaller
 from smartctx.core.slots import ARCHIVED_STATES, Slot, SlotKind
 from smartctx.core.tokens import TokenCounter
-from smartctx.window import ContextWindow, fifo_preset, render_recalled, text_key
+from smartctx.window import ContextWindow, fifo_preset
 
 
 def turn_slot(sample_id: str, turn: Turn, context: str = "") -> Slot:
@@ -81,40 +76,35 @@ class SmartWindow:
         counter: TokenCounter,
         recaller: Recaller,
         recall_ratio: float,
+        recall_k: int = 256,
     ) -> None:
-        self.counter = counter
-        self.recaller = recaller
-        self.room = int(recall_ratio * budget)
-        self.window = ContextWindow(budget - self.room, counter=counter, embedder=None)
+        self.window = ContextWindow(
+            budget,
+            counter=counter,
+            embedder=None,
+            recaller=recaller,
+            recall_ratio=recall_ratio,
+            recall_k=recall_k,
+        )
         self.window.add_many(conversation_slots(conversation))
-        self.base = self.window.assemble()
-        self.archived = [s for s in self.window.log if s.state in ARCHIVED_STATES]
-        active_keys = {text_key(s.text) for s in self.window.active}
-        self._keys = {s.id: text_key(s.text) for s in self.archived}
-        self._cost = {s.id: counter.count(render_recalled(s)) for s in self.archived}
-        self._skip = {i for i, key in self._keys.items() if key in active_keys}
-        self._cheapest = min(self._cost.values(), default=0)
+
+    def composition(self) -> dict[str, int]:
+        """What the window holds after ingest: active turns, active summaries, their tokens,
+        the reserve kept for recall and the number of archived slots recall can draw on."""
+        active = self.window.active
+        return {
+            "active_turns": sum(1 for s in active if s.kind is SlotKind.USER),
+            "active_summaries": sum(1 for s in active if s.kind is SlotKind.SUMMARY),
+            "tokens_used": self.window.tokens_used,
+            "reserve": self.window.reserve,
+            "archived": sum(1 for s in self.window.log if s.state in ARCHIVED_STATES),
+        }
 
     def assemble(self, question: str) -> Packed:
-        """The prompt for ``question``: the window plus the best archived turns that fit."""
-        room = self.room
-        parts = [self.base.text]
-        recalled: list[str] = []
-        seen: set[str] = set()
-        ranked = self.recaller.rank(question, self.archived, len(self.archived))
-        for slot, _score in ranked:
-            if room < self._cheapest:
-                break
-            key = self._keys[slot.id]
-            cost = self._cost[slot.id]
-            if slot.id in self._skip or key in seen or cost > room:
-                continue
-            room -= cost
-            seen.add(key)
-            parts.append(f"SYSTEM: {render_recalled(slot)}")
-            recalled.append(slot.source_id or slot.id)
-        tokens = self.base.tokens + self.room - room
-        return Packed("\n\n".join(parts), tokens, recalled)
+        """``ContextWindow.assemble(question)``: the window plus what it recalls for it."""
+        prompt = self.window.assemble(question)
+        recalled = [s.source_id or s.id for s in prompt.recalled]
+        return Packed(prompt.text, prompt.tokens, recalled)
 
 
 class FifoWindow:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import hashlib
 from typing import Protocol, runtime_checkable
 
+from smartctx.core.errors import InvalidInput
 from smartctx.core.slots import Event, EventKind, Slot, SlotKind, SlotState
 from smartctx.window.state import WindowState
-from smartctx.window.summarizer import ExtractiveSummarizer, Summarizer
+from smartctx.window.summarizer import SUMMARY_PREFIX, ExtractiveSummarizer, Summarizer
 
 
 @runtime_checkable
@@ -97,14 +98,24 @@ class EvictOldest:
 
 
 class Summarize:
-    """Replaces the oldest run of unpinned conversation slots with one ``summary`` slot.
+    """Replaces the oldest run of unpinned conversation slots with one ``summary`` slot, rolling
+    earlier summaries up into it.
 
     The run starts at the least recent user/agent message, stops at the first pinned one, never
     touches the last ``keep_recent`` conversation messages and holds at most ``max_run`` messages.
-    The summary targets ``ratio`` of the run's tokens (at least ``min_tokens``); its ``provenance``
-    lists the replaced ids, each of which gets a ``summarized`` event (``detail.into`` = summary
-    id), followed by the summary's ``admitted`` event. If the summary would not be shorter than the
-    run, nothing changes. ``summarizer=None`` uses the window's summarizer, else an
+
+    Roll-up: the window keeps at most ``max_summaries`` unpinned summaries. When the stage runs
+    and that many already exist, the oldest of them are *folded* into the new summary: their text
+    (without the summary prefix) is summarized together with the run, each gets state
+    ``summarized`` (``detail.into`` = new summary id), and the new summary's ``provenance`` is the
+    union, in order, of the folded summaries' provenance, the folded summaries' own ids and the
+    run's ids. So the window holds a bounded number of summaries whatever the conversation length.
+
+    The summary targets ``ratio`` of the replaced tokens (run plus folded summaries), at least
+    ``min_tokens`` and at most ``max(min_tokens, max_share * limit)`` tokens (``limit`` = what the
+    funnel brings the window under). Each replaced id gets a ``summarized`` event, followed by the
+    summary's ``admitted`` event. If the summary would not be shorter than what it replaces,
+    nothing changes. ``summarizer=None`` uses the window's summarizer, else an
     :class:`ExtractiveSummarizer` over the window's counter and embedder.
     """
 
@@ -119,12 +130,20 @@ class Summarize:
         max_run: int = 32,
         ratio: float = 0.25,
         min_tokens: int = 16,
+        max_summaries: int = 1,
+        max_share: float = 0.25,
     ) -> None:
+        if max_summaries < 1:
+            raise InvalidInput(f"max_summaries must be >= 1, got {max_summaries}")
+        if not 0.0 < max_share <= 1.0:
+            raise InvalidInput(f"max_share must be within (0, 1], got {max_share}")
         self.keep_recent = keep_recent
         self.summarizer = summarizer
         self.max_run = max_run
         self.ratio = ratio
         self.min_tokens = min_tokens
+        self.max_summaries = max_summaries
+        self.max_share = max_share
 
     def _summarizer(self, state: WindowState) -> Summarizer:
         if self.summarizer is not None:
@@ -145,27 +164,42 @@ class Summarize:
             run.append(slot)
         return run
 
+    def _folded(self, state: WindowState) -> list[Slot]:
+        existing = [s for s in state.active_summaries() if not s.pinned]
+        return existing[: max(0, len(existing) - self.max_summaries + 1)]
+
+    def _target(self, state: WindowState, replaced_tokens: int) -> int:
+        cap = max(self.min_tokens, int(self.max_share * state.limit))
+        return max(self.min_tokens, min(cap, int(replaced_tokens * self.ratio)))
+
     def apply(self, state: WindowState, over_by: int) -> list[Event]:
         run = self._run(state)
         if not run:
             return []
-        run_tokens = sum(s.tokens for s in run)
-        target = max(self.min_tokens, int(run_tokens * self.ratio))
-        text = self._summarizer(state).summarize([s.text for s in run], target)
-        ids = tuple(s.id for s in run)
+        folded = self._folded(state)
+        replaced = folded + run
+        replaced_tokens = sum(s.tokens for s in replaced)
+        texts = [strip_prefix(s.text) for s in folded] + [s.text for s in run]
+        text = self._summarizer(state).summarize(texts, self._target(state, replaced_tokens))
+        provenance: dict[str, None] = {}
+        for old in folded:
+            provenance.update(dict.fromkeys(old.provenance))
+            provenance[old.id] = None
+        provenance.update(dict.fromkeys(s.id for s in run))
+        ids = tuple(provenance)
         summary = Slot(
             kind=SlotKind.SUMMARY,
             text=text,
             provenance=ids,
             id=hashlib.blake2b("|".join(ids).encode(), digest_size=16).hexdigest(),
-            metadata={"summarized": len(ids), "stage": self.name},
+            metadata={"summarized": len(run), "folded": len(folded), "stage": self.name},
         )
         summary.tokens = state.count(summary)
-        if summary.tokens >= run_tokens or summary.id in state.by_id:
+        if summary.tokens >= replaced_tokens or summary.id in state.by_id:
             return []
         events = [
             state.archive(s, SlotState.SUMMARIZED, EventKind.SUMMARIZED, into=summary.id)
-            for s in run
+            for s in replaced
         ]
         state.append(summary)
         state.activate(summary)
@@ -174,6 +208,11 @@ class Summarize:
             state.emit(EventKind.ADMITTED, summary.id, tokens=summary.tokens, provenance=list(ids))
         )
         return events
+
+
+def strip_prefix(text: str) -> str:
+    """A summary's text without the default summary prefix (used when folding summaries)."""
+    return text[len(SUMMARY_PREFIX) :] if text.startswith(SUMMARY_PREFIX) else text
 
 
 def default_funnel() -> list[Stage]:

@@ -10,7 +10,8 @@ window:
   merge refreshes the survivor), so it can be rebuilt exactly from the event log;
 - a heap of ``(priority, recency, slot_id)`` over unpinned active slots, with lazy deletion, gives
   the eviction victim ``min(priority, recency)``;
-- linked ordered dicts give the oldest active slot (FIFO) and the conversation in recency order.
+- linked ordered dicts give the oldest active slot (FIFO) and the conversation in recency order;
+  a dict keeps the (few) active summaries in seq order.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class WindowState:
         self.pinned: dict[str, None] = {}
         self.order: OrderedDict[str, None] = OrderedDict()
         self.conversation: OrderedDict[str, None] = OrderedDict()
+        self.summaries: dict[str, None] = {}
         self.archived: dict[str, None] = {}
         self.recency: dict[str, int] = {}
         self.tokens_used = 0
@@ -131,6 +133,8 @@ class WindowState:
         self.order[slot.id] = None
         if slot.kind in CONVERSATION_KINDS:
             self.conversation[slot.id] = None
+        elif slot.kind is SlotKind.SUMMARY:
+            self.summaries[slot.id] = None
         self.tokens_used += slot.tokens
         self.kind_count[slot.kind] += 1
         self.kind_tokens[slot.kind] += slot.tokens
@@ -143,6 +147,7 @@ class WindowState:
         del self.active[slot.id]
         self.order.pop(slot.id, None)
         self.conversation.pop(slot.id, None)
+        self.summaries.pop(slot.id, None)
         self.tokens_used -= slot.tokens
         self.kind_count[slot.kind] -= 1
         self.kind_tokens[slot.kind] -= slot.tokens
@@ -210,6 +215,10 @@ class WindowState:
                 return self.active[entry[2]]
             heapq.heappop(self._heap)
         return None
+
+    def active_summaries(self) -> list[Slot]:
+        """The active summary slots, oldest (lowest seq) first; there are few by construction."""
+        return [self.active[i] for i in self.summaries]
 
     def oldest(self) -> Slot | None:
         """The least recent active slot, pinned or not."""
