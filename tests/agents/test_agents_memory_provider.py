@@ -86,6 +86,15 @@ async def test_questions_and_assistant_text_are_not_stored_and_facts_are_dedupli
     ]
 
 
+async def test_chit_chat_is_not_remembered_but_statements_are() -> None:
+    memory = LongTermMemoryProvider("alice")
+    await memory.on_new_messages(said("Thanks!"))
+    await memory.on_new_messages(said("Okay, great."))
+    assert await memory.items() == []
+    await memory.on_new_messages(said("Our team offsite is in Porto next spring."))
+    assert [i.kind for i in await memory.items()] == ["turn"]
+
+
 async def test_sensitive_values_are_redacted_before_storage() -> None:
     memory = LongTermMemoryProvider("alice")
     await memory.on_new_messages(said("My card is 4111 1111 1111 1111 and my email is a@b.co"))
@@ -209,3 +218,30 @@ async def test_forgetting_through_the_store_stops_recall_everywhere() -> None:
     assert store.name == "agent_memory" and await store.forget_owner("alice") == 1
     assert await memory.get_relevant_context(asks("employee number?")) is None
     assert await memory.items() == []
+
+
+async def _forget_items(store: InMemoryMemoryStore | SqlMemoryStore) -> None:
+    await store.add(
+        [
+            MemoryItem(id="a", owner="alice", kind="fact", text="My code is 1"),
+            MemoryItem(id="b", owner="alice", kind="fact", text="My badge is blue"),
+            MemoryItem(id="c", owner="bob", kind="fact", text="My code is 1"),
+        ]
+    )
+    gone = await store.forget_items("alice", lambda item: "code" in item.text)
+    assert [i.id for i in gone] == ["a"]
+    assert [i.id for i in await store.since("alice", 0)] == ["b"]
+    assert [i.id for i in await store.since("bob", 0)] == ["c"]
+    assert await store.forget_items("alice", lambda item: False) == []
+    (again,) = await store.add([MemoryItem(id="a", owner="alice", kind="fact", text="x")])
+    assert again.id == "a"  # a forgotten id may be stored again
+
+
+async def test_forget_items_deletes_only_matching_items_of_the_owner(tmp_path: Path) -> None:
+    await _forget_items(InMemoryMemoryStore())
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'forget.db'}")
+    await db.migrate()
+    try:
+        await _forget_items(SqlMemoryStore(db))
+    finally:
+        await db.close()

@@ -10,7 +10,7 @@ import pytest
 from smartctx.core.clock import ManualClock
 from smartctx.core.errors import InvalidInput, NotFound
 from smartctx.core.settings import Settings
-from smartctx.memory import PairIn, PersonalMemory
+from smartctx.memory import ForgottenItem, PairIn, PersonalMemory
 from smartctx.store import Database
 
 SECRET = "zq7731-hunter2-marker"
@@ -137,3 +137,50 @@ async def test_forget_pair_reaches_digests_whose_sessions_expired(
     assert tiers["daily"] and tiers["weekly"]
     assert all(SECRET not in s["text"] for tier in tiers.values() for s in tier)
     assert all("p1" not in s["source_pair_ids"] for tier in tiers.values() for s in tier)
+
+
+class _Recorder:
+    """An item forgetter that records what it is asked to delete."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.items: list[ForgottenItem] = []
+
+    async def forget_item(self, item: ForgottenItem) -> dict[str, int]:
+        self.items.append(item)
+        return {"seen": 1}
+
+
+async def test_forget_item_hands_the_item_to_item_forgetters(memory: PersonalMemory) -> None:
+    recorder = _Recorder()
+    memory.add_item_forgetter(recorder)
+    memory.add_item_forgetter(_Recorder())  # same name: ignored
+    await memory.add_pair("u1", PairIn(f"my code is {SECRET}", "Noted.", id="p1"))
+    detail = await memory.forget_item("u1", "pair", "p1", checkpoint=True)
+    assert detail["copies"] == {"recorder": {"seen": 1}}
+    [item] = recorder.items
+    assert (item.owner, item.kind, item.id) == ("u1", "pair", "p1")
+    assert item.texts == (f"my code is {SECRET}", "Noted.")
+    assert item.source_ids == ("pair:p1",)
+    assert SECRET.encode() not in _db_bytes(memory.db)
+    with pytest.raises(NotFound):
+        await memory.forget_item("u1", "pair", "p1")
+    assert len(recorder.items) == 1  # nothing to describe: forgetters are not called
+
+
+async def test_a_forgetter_registered_first_runs_first(memory: PersonalMemory) -> None:
+    order: list[str] = []
+
+    class _Named:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        async def forget_owner(self, owner: str) -> int:
+            order.append(self.name)
+            return 0
+
+    memory.add_forgetter(_Named("late"))
+    memory.add_forgetter(_Named("early"), first=True)
+    await memory.forget_owner("u1", checkpoint=False)
+    assert order == ["early", "late"]

@@ -135,3 +135,28 @@ async def test_forget_owner_deletes_windows_and_closes_streams(db: Database) -> 
     with pytest.raises(NotFound):
         await reg.open("gone", "a")
     assert (await reg.open("kept", "b")).version == 1
+
+
+async def test_forget_slots_rewrites_the_log_so_the_context_still_restores(db: Database) -> None:
+    clock = ManualClock()
+    reg = registry(db, clock)
+    await reg.create("o", "c", reg.options(budget=300, system_prompt="Sys."))
+    await reg.create("p", "c", reg.options(budget=300, system_prompt="Sys."))
+    for owner in ("o", "p"):
+        async with reg.session(owner, "c") as live:
+            for text in ("keep one", "secret thing", "keep two"):
+                live.add(Slot(SlotKind.USER, text))
+    cached = await reg.open("o", "c")
+    gone = await reg.store.forget_slots("o", lambda slot: "secret" in slot.text)
+    assert [(cid, slot.text) for cid, slot in gone] == [("c", "secret thing")]
+    async with reg.session("o", "c") as live:  # the stale cached window is reloaded
+        assert live is not cached
+        assert [s.text for s in live.window.active] == ["Sys.", "keep one", "keep two"]
+        live.add(Slot(SlotKind.USER, "after"))
+    stored = await reg.store.load("o", "c")
+    assert stored is not None
+    assert [s.seq for s in stored.log_slots] == list(range(len(stored.log_slots)))
+    assert [e.seq for e in stored.events] == list(range(len(stored.events)))
+    assert stored.info.log_size == len(stored.log_slots) == 4
+    other = await reg.store.load("p", "c")  # another owner's identical slot is untouched
+    assert other is not None and "secret thing" in [s.text for s in other.log_slots]

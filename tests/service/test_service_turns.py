@@ -29,7 +29,9 @@ def _texts(messages: ChatMessages) -> str:
 
 async def test_two_turns_in_one_context_share_memory(start_server: StartServer) -> None:
     seen: list[ChatMessages] = []
-    handle = start_server(model=recording_model(seen))
+    # without cross-thread memory, so what crosses contexts is only what the windows hold
+    # (memory across contexts: tests/service/test_service_cross_thread.py)
+    handle = start_server(model=recording_model(seen), memory=False)
     async with SmartctxClient(handle.url) as client:
         first = await client.send("My badge number is 4471.")
         second = await client.send("What was my badge number?", context_id=first.context_id)
@@ -66,7 +68,8 @@ async def test_reply_carries_events_and_compact_snapshot(server: ServerHandle) -
 async def test_jsonrpc_and_rest_give_the_same_result(server: ServerHandle) -> None:
     results = []
     for transport in ("jsonrpc", "rest"):
-        async with SmartctxClient(server.url, transport=transport) as client:
+        # one owner per transport: an owner's contexts share long-term memory
+        async with SmartctxClient(server.url, transport=transport, owner=transport) as client:
             first = await client.send("How do I reset my password?")
             second = await client.send("Thanks!", context_id=first.context_id)
             results.append((first, second))

@@ -19,6 +19,9 @@ from smartctx.core import Embedder, InvalidInput, Slot, SlotKind
 from smartctx.retrieval.analysis import analyze
 from smartctx.retrieval.hybrid import HybridIndex
 
+MIN_TURN_TERMS = 3
+"""Content terms (after stop words) a user statement needs to be remembered as a turn."""
+
 
 def item_id(owner: str, kind: str, text: str) -> str:
     """A stable id for an item: the same statement by the same owner is stored once (case,
@@ -122,7 +125,13 @@ class LongTermMemoryProvider(ContextProvider):
             return []
         candidates: list[tuple[str, str]] = [("fact", f) for f in extract_facts(clean)]
         facts = {compact(f) for _, f in candidates}
-        if not is_question(clean) and compact(clean) not in facts and analyze(clean):
+        # A statement becomes a ``turn`` item only when it carries some content: chit-chat such
+        # as "Thanks!" would otherwise be recalled into unrelated threads.
+        if (
+            not is_question(clean)
+            and compact(clean) not in facts
+            and len(analyze(clean)) >= MIN_TURN_TERMS
+        ):
             candidates.append(("turn", clean))
         items = [
             MemoryItem(

@@ -8,6 +8,9 @@ Both stores implement :class:`MemoryStore` and pass the same contract tests:
   provider can follow new items incrementally;
 - ``clear(owner)`` deletes every item of the owner and returns how many it deleted;
 - ``count(owner)`` is how many items the owner has (providers use it to notice deletions);
+- ``forget_items(owner, match)`` (both built-in stores; not part of the protocol) deletes the
+  owner's items for which ``match(item)`` is true and returns them (privacy "forget" of one
+  item);
 - both are ``smartctx.memory`` forgetters (``name``, ``forget_owner(owner)``): register the
   store with ``PersonalMemory.add_forgetter`` and ``forget_owner`` empties it too.
 The SQL store is one table, ``agent_memory`` (migration ``0004_agent_memory``); each call is one
@@ -17,7 +20,7 @@ transaction.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -96,6 +99,17 @@ class InMemoryMemoryStore:
 
     async def count(self, owner: str) -> int:
         return sum(1 for i in self._items if i.owner == owner)
+
+    async def forget_items(
+        self, owner: str, match: Callable[[MemoryItem], bool]
+    ) -> list[MemoryItem]:
+        """Delete the owner's items for which ``match`` is true; returns them."""
+        async with self._lock:
+            gone = [i for i in self._items if i.owner == owner and match(i)]
+            ids = {i.id for i in gone}
+            self._items = [i for i in self._items if i.owner != owner or i.id not in ids]
+            self._keys -= {(owner, item_id) for item_id in ids}
+            return gone
 
     name = "agent_memory"
 
@@ -210,6 +224,24 @@ class SqlMemoryStore:
                 .where(AgentMemoryRow.owner == owner)
             )
             return int(total or 0)
+
+    async def forget_items(
+        self, owner: str, match: Callable[[MemoryItem], bool]
+    ) -> list[MemoryItem]:
+        """Delete the owner's items for which ``match`` is true (one transaction); returns them."""
+        async with self.db.session() as session:
+            rows = await session.scalars(
+                select(AgentMemoryRow).where(AgentMemoryRow.owner == owner)
+            )
+            gone = [row for row in rows if match(_item(row))]
+            if gone:
+                await session.execute(
+                    delete(AgentMemoryRow).where(
+                        AgentMemoryRow.owner == owner,
+                        AgentMemoryRow.seq.in_([row.seq for row in gone]),
+                    )
+                )
+            return [_item(row) for row in gone]
 
     name = "agent_memory"
 

@@ -43,6 +43,13 @@ def serve(
     data_dir: DataDir = None,
     budget: Budget = None,
     system_prompt: SystemPrompt = None,
+    memory: Annotated[
+        bool,
+        typer.Option(
+            "--memory/--no-memory",
+            help="long-term memory and recall across the threads of an owner (default contexts)",
+        ),
+    ] = True,
 ) -> None:
     """Serve the smartctx agent over A2A (JSON-RPC at /, HTTP+JSON at /rest) plus the memory API.
 
@@ -64,7 +71,7 @@ def serve(
     try:
         sock = bind_socket(settings.host, settings.port)
         url = public_url(settings.host, sock.getsockname()[1])
-        service = create_app(settings, base_url=url)
+        service = create_app(settings, base_url=url, memory=memory)
     except SmartCtxError as err:
         console.print(f"[red]error:[/] {err.message}")
         raise typer.Exit(2) from err

@@ -14,7 +14,7 @@ from smartctx.memory.contract import (
     normalize_memory_context,
 )
 from smartctx.memory.extractor import Observation, extract
-from smartctx.memory.forget import Forgetter
+from smartctx.memory.forget import Forgetter, ForgottenItem, ItemForgetter
 from smartctx.memory.pairs import PairIn
 from smartctx.memory.personal import PersonalMemory
 from smartctx.memory.planner import build_planner_input, render_planner_input, resolve_room
@@ -32,6 +32,8 @@ __all__ = [
     "Compactor",
     "ExtractiveSummarizer",
     "Forgetter",
+    "ForgottenItem",
+    "ItemForgetter",
     "ModelSummarizer",
     "Observation",
     "PairIn",

@@ -9,11 +9,16 @@ idempotent, so a retry after a partial failure completes the job. Nothing about 
 owner is written back (not even an audit row: the owner name itself may be personal).
 
 ``forget_item`` removes one pair (through the revert path, so no summary keeps a sentence of it),
-one profile item with all its evidence, or one summary row.
+one profile item with all its evidence, or one summary row. Copies of the item in other stores
+(window slots, long-term memory items and vectors, A2A tasks) are deleted by registered
+:class:`ItemForgetter` objects, which ``PersonalMemory.forget_item`` calls after its own
+transaction commits with a :class:`ForgottenItem` describing what to look for (captured before
+the item was deleted).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -29,6 +34,7 @@ from smartctx.memory.tables import (
     ALL_TABLES,
     DailySummaryRow,
     EvidenceRow,
+    PairRow,
     ProfileItemRow,
     SessionSummaryRow,
     WeeklyDigestRow,
@@ -46,6 +52,62 @@ class Forgetter(Protocol):
     async def forget_owner(self, owner: str) -> int:
         """Delete every row of ``owner``; return how many were deleted. Idempotent."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class ForgottenItem:
+    """What other stores must look for to delete their copies of a forgotten item.
+
+    ``texts`` are the item's own texts (a pair's user and assistant text, a summary's text; a
+    profile item's value is too short to search for, so it has none); ``source_ids`` the ids
+    under which the item travels into context windows (``pair:<id>``, ``profile:<id>``,
+    ``profile:<key>``, ``summary:<id>``).
+    """
+
+    owner: str
+    kind: str
+    id: str
+    texts: tuple[str, ...] = ()
+    source_ids: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class ItemForgetter(Protocol):
+    """Another store that can delete its copies of one forgotten item."""
+
+    name: str
+
+    async def forget_item(self, item: ForgottenItem) -> dict[str, Any]:
+        """Delete every copy of ``item`` in this store; return counts. Idempotent."""
+        ...
+
+
+async def describe_item(
+    session: AsyncSession, owner: str, kind: str, item_id: str
+) -> ForgottenItem | None:
+    """The :class:`ForgottenItem` of an existing item, or None when there is none."""
+    if kind == "pair":
+        pair = await session.get(PairRow, (owner, item_id))
+        if pair is None:
+            return None
+        texts = tuple(t for t in (pair.user_text, pair.assistant_text) if t.strip())
+        return ForgottenItem(owner, kind, item_id, texts, (f"pair:{item_id}",))
+    if kind == "profile":
+        item = await session.get(ProfileItemRow, (owner, item_id))
+        if item is None:
+            return None
+        sources = (f"profile:{item_id}", f"profile:{item.key}")
+        return ForgottenItem(owner, kind, item_id, (), sources)
+    if kind == "summary":
+        for table in (SessionSummaryRow, DailySummaryRow, WeeklyDigestRow):
+            row = await session.scalar(
+                select(table).where(table.owner == owner, table.id == item_id)
+            )
+            if row is not None:
+                text = str(getattr(row, "text", "") or "")
+                texts = (text,) if text.strip() else ()
+                return ForgottenItem(owner, kind, item_id, texts, (f"summary:{item_id}",))
+    return None
 
 
 async def forget_owner(session: AsyncSession, owner: str) -> dict[str, int]:

@@ -23,7 +23,7 @@ from smartctx.core.settings import Settings
 from smartctx.memory import forget, pairs, promotion, retention, revert
 from smartctx.memory import sync as sync_mod
 from smartctx.memory.compaction import CompactionReport, Compactor
-from smartctx.memory.forget import Forgetter
+from smartctx.memory.forget import Forgetter, ItemForgetter
 from smartctx.memory.pairs import PairIn
 from smartctx.memory.repository import (
     audit_view,
@@ -67,6 +67,7 @@ class PersonalMemory:
         settings: Settings | None = None,
         summarize: SummarizeFn | None = None,
         forgetters: Sequence[Forgetter] = (),
+        item_forgetters: Sequence[ItemForgetter] = (),
     ) -> None:
         self.db = db
         self.clock: Clock = clock or SystemClock()
@@ -75,10 +76,22 @@ class PersonalMemory:
         self.compactor = Compactor(summarizer)
         self.retention = retention.Retention.from_settings(self.settings)
         self.forgetters: list[Forgetter] = list(forgetters)
+        self.item_forgetters: list[ItemForgetter] = list(item_forgetters)
 
-    def add_forgetter(self, forgetter: Forgetter) -> None:
-        """Register another store to empty on ``forget_owner`` (window log, KB, A2A tasks)."""
-        self.forgetters.append(forgetter)
+    def add_forgetter(self, forgetter: Forgetter, *, first: bool = False) -> None:
+        """Register another store to empty on ``forget_owner`` (window log, KB, A2A tasks);
+        with ``first`` it runs before those already registered (a store's own forgetter then
+        reports its rows before a generic table sweep finds them gone)."""
+        if first:
+            self.forgetters.insert(0, forgetter)
+        else:
+            self.forgetters.append(forgetter)
+
+    def add_item_forgetter(self, forgetter: ItemForgetter) -> None:
+        """Register another store to clean on ``forget_item`` (window slots, long-term memory,
+        A2A tasks); a forgetter with an already registered ``name`` is ignored."""
+        if all(f.name != forgetter.name for f in self.item_forgetters):
+            self.item_forgetters.append(forgetter)
 
     # -- pairs ---------------------------------------------------------------------------------
 
@@ -295,13 +308,29 @@ class PersonalMemory:
             await self.db.checkpoint()
         return counts
 
-    async def forget_item(self, owner: str, kind: str, item_id: str) -> dict[str, Any]:
-        """Delete one pair, profile item or summary and every copy of it."""
+    async def forget_item(
+        self, owner: str, kind: str, item_id: str, *, checkpoint: bool = False
+    ) -> dict[str, Any]:
+        """Delete one pair, profile item or summary and every copy of it.
+
+        The memory tiers are cleaned in one transaction; then every registered item forgetter
+        deletes its copies (window slots, long-term memory, A2A tasks), its counts reported
+        under its name in ``copies``. With ``checkpoint`` the SQLite file is vacuumed after.
+        """
         check_owner(owner)
         async with self.db.session() as s:
-            return await forget.forget_item(
+            described = await forget.describe_item(s, owner, kind, item_id)
+            detail = await forget.forget_item(
                 s, owner, kind, item_id, compactor=self.compactor, now=self.clock.now()
             )
+        if described is not None and self.item_forgetters:
+            copies: dict[str, Any] = {}
+            for forgetter in self.item_forgetters:
+                copies[forgetter.name] = await forgetter.forget_item(described)
+            detail = {**detail, "copies": copies}
+        if checkpoint:
+            await self.db.checkpoint()
+        return detail
 
 
 def candidate_view(item: ProfileItemRow) -> dict[str, Any]:

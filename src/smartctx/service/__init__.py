@@ -11,7 +11,11 @@ free of cycles)::
 - ``serve(settings=None, *, host, port, grace, **app_options) -> ServerHandle`` (``.url``,
   ``.stop()``); ``serve_async(...) -> AsyncServerHandle`` inside a running loop;
 - ``create_app(settings=None, *, base_url, model, providers, kb, hooks, embedder, counter,
-  clock, history_formatter, database) -> ServiceApp`` (``.asgi`` is the FastAPI app);
+  clock, history_formatter, database, memory) -> ServiceApp`` (``.asgi`` is the FastAPI app;
+  ``memory`` turns cross-thread memory and recall on/off, see :mod:`smartctx.service.app`);
+- ``OwnerMemory``: the per-owner long-term memory and profile providers of the service;
+  ``CopiesForgetter``: deletes the service's copies (window slots, memory items, A2A tasks) of
+  a forgotten personal-memory item;
 - ``SmartctxClient(url, *, transport="jsonrpc"|"rest", owner="default")`` with ``send``,
   ``stream``, ``create_context``, ``snapshot``, ``prompt``, ``add_slot``, ``contexts``,
   ``events``; ``Reply`` and ``StreamEvent``;
@@ -29,6 +33,8 @@ _EXPORTS = {
     "serve": "smartctx.service.server",
     "serve_async": "smartctx.service.server",
     "ServiceApp": "smartctx.service.app",
+    "OwnerMemory": "smartctx.service.owner_memory",
+    "CopiesForgetter": "smartctx.service.forget_copies",
     "create_app": "smartctx.service.app",
     "Reply": "smartctx.service.client",
     "SmartctxClient": "smartctx.service.client",

@@ -6,12 +6,23 @@ migrates the database (every Alembic head, plus the a2a-sdk task table ``a2a_tas
 the knowledge base, starts the idle-context sweeper, and on shutdown closes live event streams,
 drains running A2A tasks and disposes of the database engine.
 
+Cross-thread memory (``memory``, on by default unless ``providers`` is given explicitly, so a
+caller that configures its own agent — the simulation's bare defender — keeps exactly that):
+every ``default``-preset context gets, per owner, a long-term memory provider over the
+``agent_memory`` table and a profile provider over personal memory's confirmed items
+(:mod:`smartctx.service.owner_memory`), and its window a
+:class:`~smartctx.retrieval.recall.HybridRecaller` that recalls archived slots of the thread
+into the prompt. The memory store is registered with personal memory's ``forget_owner``, and
+:class:`~smartctx.service.forget_copies.CopiesForgetter` with its ``forget_item``, so forgetting
+deletes window slots, memory items and A2A tasks too.
+
 Dependencies are injectable for tests and embedding: ``model`` (default: from settings —
 OpenAI-compatible when ``llm_base_url`` is set, else the offline ``GroundedResponder``),
 ``providers`` (default: the knowledge base provider), ``kb``, ``hooks`` (default: the
 personal-memory hook when ``smartctx.service.personal_hook`` is importable), ``embedder``,
-``counter``, ``clock``, ``history_formatter``, ``database``. The personal-memory API
-(``smartctx.service.personal_api``) and the dashboard at ``/ui``
+``counter``, ``clock``, ``history_formatter``, ``database``, ``memory``. The recaller
+embeds with ``embedder`` when one is given, else with ``settings.retrieval_embedder``. The
+personal-memory API (``smartctx.service.personal_api``) and the dashboard at ``/ui``
 (``smartctx.service.dashboard``) are mounted when importable.
 """
 
@@ -48,13 +59,16 @@ from smartctx.core.errors import InvalidInput, SmartCtxError
 from smartctx.core.settings import Settings
 from smartctx.core.tokens import TokenCounter, get_counter
 from smartctx.retrieval.kb import KnowledgeBase
+from smartctx.retrieval.recall import HybridRecaller
 from smartctx.service.card import REST_PREFIX, build_agent_card
 from smartctx.service.contexts import ContextRegistry
 from smartctx.service.executor import HistoryFormatter, SmartctxExecutor
+from smartctx.service.forget_copies import CopiesForgetter
 from smartctx.service.handler import GuardedRequestHandler
 from smartctx.service.hooks import TurnHook
 from smartctx.service.memory_api import error_response, memory_router
 from smartctx.service.owner import OwnerContextBuilder
+from smartctx.service.owner_memory import OwnerMemory
 from smartctx.service.windows import WindowFactory, options_from_metadata
 from smartctx.store.context_log import ContextStore
 from smartctx.store.db import Database
@@ -76,6 +90,7 @@ class ServiceApp:
     task_store: DatabaseTaskStore
     kb: KnowledgeBase | None
     personal: Any = None
+    owner_memory: OwnerMemory | None = None
     startup_error: BaseException | None = None
     _started: list[Callable[[], None]] = field(default_factory=list)
     _own_db: bool = True
@@ -140,21 +155,33 @@ def create_app(
     clock: Clock | None = None,
     history_formatter: HistoryFormatter | None = None,
     database: Database | None = None,
+    memory: bool | None = None,
 ) -> ServiceApp:
     """Build the service (no I/O here; see the module docstring)."""
     settings = settings or Settings()
     base = base_url or f"http://{settings.host}:{settings.port}"
     clock = clock or SystemClock()
     db = database or Database(settings.resolved_database_url())
+    with_memory = providers is None if memory is None else memory
+    recaller: Callable[[], HybridRecaller] | None = None
+    if with_memory and settings.recall_ratio > 0:
+        recall_name = settings.retrieval_embedder
+
+        def recaller() -> HybridRecaller:
+            chosen = embedder if embedder is not None else get_embedder(recall_name)
+            return HybridRecaller(embedder=chosen)
+
     factory = WindowFactory(
         settings,
         counter=counter or get_counter(settings.token_encoding),
         embedder=embedder if embedder is not None else get_embedder(settings.embedder),
+        recaller=recaller,
     )
     registry = ContextRegistry(ContextStore(db, clock=clock), factory, settings, clock=clock)
     personal, personal_hooks, personal_router = (
         _personal_parts(db, settings, clock) if hooks is None else (None, [], None)
     )
+    owner_memory = OwnerMemory(db, personal=personal) if with_memory else None
     turn_hooks = list(hooks) if hooks is not None else personal_hooks
     if providers is None:
         kb = kb or KnowledgeBase.builtin(db=db)
@@ -166,6 +193,7 @@ def create_app(
         providers=providers,
         hooks=turn_hooks,
         history_formatter=history_formatter,
+        owner_providers=owner_memory.providers if owner_memory is not None else None,
     )
     card = build_agent_card(base, hooks=turn_hooks)
     task_store = DatabaseTaskStore(db.engine)
@@ -194,11 +222,17 @@ def create_app(
         task_store=task_store,
         kb=kb,
         personal=personal,
+        owner_memory=owner_memory,
         _own_db=database is None,
     )
     holder.append(service)
     if personal is not None:
         personal.add_forgetter(_ContextForgetter(service))
+        if owner_memory is not None:
+            personal.add_forgetter(owner_memory, first=True)
+        personal.add_item_forgetter(
+            CopiesForgetter(registry, db, task_table=TASK_TABLE, memory=owner_memory)
+        )
     _install_error_handlers(api)
     # Our routes first: the SDK's REST routes end with a catch-all ``/{tenant}`` mount.
     api.include_router(memory_router(registry))

@@ -300,6 +300,14 @@ class ContextRegistry:
             self._live[key] = live
             self._publish(live, live.window.events[start:])
 
+    def drop_owner(self, owner: str) -> int:
+        """Drop every in-memory window of ``owner`` (nothing is deleted from the store; the next
+        use reloads it); returns how many were dropped."""
+        keys = [k for k in self._live if k[0] == owner]
+        for key in keys:
+            del self._live[key]
+        return len(keys)
+
     async def forget_owner(self, owner: str) -> int:
         """Delete every context of ``owner`` from memory and the store; returns the contexts
         deleted. Live-event subscriptions of the owner are closed."""

@@ -7,8 +7,11 @@ For a message in context ``(owner, contextId)`` the executor, holding the contex
    so they come from our store, which is why memory survives a restart;
 2. runs every turn hook's ``before_turn`` and adds the slots they return;
 3. runs :meth:`smartctx.agents.Agent.run`: the user message enters pinned for the turn, the
-   server's context providers (knowledge base: ``rag_doc`` + ``tool_log`` slots) add their
-   slots, the prompt is assembled, the chat model answers, the reply enters, the funnel runs;
+   server's context providers (knowledge base: ``rag_doc`` + ``tool_log`` slots) and, for a
+   context whose preset is in ``owner_presets``, the owner's own providers (``owner_providers``:
+   long-term memory recalled across the owner's contexts, confirmed profile) add their slots,
+   the prompt is assembled (recalling archived slots of the thread when the window has a
+   recaller), the chat model answers, the reply enters, the funnel runs;
 4. persists the window (one transaction), then runs ``after_turn`` hooks;
 5. answers with an artifact whose text is the reply and whose metadata holds
    ``{"smartctx": {"events": [...], "snapshot": {compact}, "prompt_tokens": n}}`` plus what the
@@ -47,6 +50,12 @@ from smartctx.service.owner import owner_of
 from smartctx.service.windows import options_from_metadata
 
 logger = logging.getLogger(__name__)
+
+OwnerProviders = Callable[[str], Sequence[ContextProvider]]
+"""The per-owner providers of a turn, given its owner (see :mod:`smartctx.service.owner_memory`)."""
+OWNER_PRESETS = frozenset({"default"})
+"""Presets whose contexts get the owner's providers (the demo's eviction/compression and the
+FIFO baseline keep exactly their window)."""
 
 HistoryFormatter = Callable[[ChatMessages], ChatMessages]
 """Rewrites the chat messages just before the model call (for example to fold the history into
@@ -97,6 +106,8 @@ class SmartctxExecutor(AgentExecutor):
         providers: Sequence[ContextProvider] = (),
         hooks: Sequence[TurnHook] = (),
         history_formatter: HistoryFormatter | None = None,
+        owner_providers: OwnerProviders | None = None,
+        owner_presets: frozenset[str] = OWNER_PRESETS,
     ) -> None:
         self.registry = registry
         self.settings = settings
@@ -104,6 +115,14 @@ class SmartctxExecutor(AgentExecutor):
         self.providers = list(providers)
         self.hooks = list(hooks)
         self.history_formatter = history_formatter
+        self.owner_providers = owner_providers
+        self.owner_presets = owner_presets
+
+    def providers_for(self, owner: str, preset: str) -> list[ContextProvider]:
+        """The providers of a turn of ``owner`` in a context of ``preset``."""
+        if self.owner_providers is None or preset not in self.owner_presets:
+            return list(self.providers)
+        return [*self.providers, *self.owner_providers(owner)]
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message = context.message
@@ -153,7 +172,7 @@ class SmartctxExecutor(AgentExecutor):
             planner = turn.planner_input if turn.slots else None
             agent = Agent(
                 _TurnModel(self.model, planner, self.history_formatter),
-                self.providers,
+                self.providers_for(owner, live.preset),
             )
             thread = Thread(live.window, id=context_id, owner=owner, history=history_of(live))
             result = await agent.run(Message("user", text, {"owner": owner}), thread)

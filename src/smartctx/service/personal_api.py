@@ -13,7 +13,8 @@ is sent it must name the same owner, so one owner never reads another's tiers):
   409 with the current cursor and version when the version is stale
 - ``POST   /memory/owners/{owner}/compact[?force=true]``
 - ``DELETE /memory/owners/{owner}`` forget the owner everywhere;
-  ``DELETE /memory/owners/{owner}/items/{kind}/{item_id}`` forget one pair/profile/summary.
+  ``DELETE /memory/owners/{owner}/items/{kind}/{item_id}`` forget one pair/profile/summary and
+  every copy of it (both vacuum the SQLite file afterwards).
 
 Errors are ``SmartCtxError.to_dict()`` with the status of ``status_for``. The router also
 registers the forgetters of the stores personal memory cannot import (knowledge-base chunks and
@@ -238,7 +239,11 @@ def personal_router(memory: PersonalMemory, *, run_worker: bool = True) -> APIRo
 
     @router.delete("/{owner}/items/{kind}/{item_id}", summary="Forget one pair/profile/summary")
     async def forget_item(owner: str, kind: str, item_id: str, x: OwnerHeader = None) -> Any:
-        return await _answer(lambda: memory.forget_item(_owner(owner, x), kind, item_id))
+        """Deletes the item from the memory tiers and every copy the service keeps (window
+        slots, long-term memory, A2A tasks), then vacuums the SQLite file."""
+        return await _answer(
+            lambda: memory.forget_item(_owner(owner, x), kind, item_id, checkpoint=True)
+        )
 
     return router
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from smartctx.core.embeddings import Embedder
 from smartctx.core.errors import InvalidInput
+from smartctx.core.recall import Recaller
 from smartctx.core.settings import Settings
 from smartctx.core.slots import Slot, SlotKind
 from smartctx.core.tokens import TokenCounter
@@ -121,8 +122,17 @@ def _whole(value: Any) -> Any:
     return value
 
 
+RECALL_PRESETS = frozenset({"default"})
+"""Presets whose windows get a recaller (when the factory has one)."""
+
+
 class WindowFactory:
-    """Builds and restores context windows with the server's counter, embedder and settings."""
+    """Builds and restores context windows with the server's counter, embedder and settings.
+
+    With ``recaller`` (a factory of :class:`~smartctx.core.recall.Recaller` objects), every
+    window of a preset in ``recall_presets`` gets its own recaller, so ``assemble(query)``
+    recalls archived slots of the thread relevant to the query into the prompt.
+    """
 
     def __init__(
         self,
@@ -131,16 +141,22 @@ class WindowFactory:
         counter: TokenCounter,
         embedder: Embedder | None,
         summarizer: Summarizer | None = None,
+        recaller: Callable[[], Recaller] | None = None,
+        recall_presets: frozenset[str] = RECALL_PRESETS,
     ) -> None:
         self.settings = settings
         self.counter = counter
         self.embedder = embedder
         self.summarizer = summarizer
+        self.recaller = recaller
+        self.recall_presets = recall_presets
 
     def _kwargs(self, preset: str, keep_recent: int) -> dict[str, Any]:
         if preset not in PRESETS:
             raise InvalidInput(f"unknown preset {preset!r}")
+        recall = self.recaller is not None and preset in self.recall_presets
         return {
+            "recaller": self.recaller() if recall and self.recaller is not None else None,
             "counter": self.counter,
             "funnel": PRESETS[preset](self.settings, keep_recent),
             "embedder": self.embedder,

@@ -11,7 +11,8 @@ caller from what :meth:`ContextStore.load` returns::
     version = await store.save(owner, context_id, window, expected_version=stored.version)
 
 Contracts: the log is append-only (eviction and summarization update ``state``; the only deletion
-paths are :meth:`delete_context` and :meth:`delete_owner`, for privacy "forget"); every query
+paths are :meth:`delete_context`, :meth:`delete_owner` and :meth:`forget_slots`, for privacy
+"forget"); every query
 filters by ``owner``; one save is one transaction; ``save`` raises ``Conflict`` (with the current
 version in ``detail``) when ``expected_version`` is stale, and a new context is saved with
 ``expected_version=0``. Rows are ordered by ``seq`` columns, never by time.
@@ -19,7 +20,7 @@ version in ``detail``) when ``expected_version`` is stale, and a new context is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -404,3 +405,71 @@ class ContextStore:
                 await s.execute(sa.delete(table).where(table.c.owner == owner))
             result = await s.execute(sa.delete(contexts).where(contexts.c.owner == owner))
         return int(getattr(result, "rowcount", 0))
+
+    async def forget_slots(
+        self, owner: str, match: Callable[[Slot], bool]
+    ) -> list[tuple[str, Slot]]:
+        """Delete every logged slot of ``owner`` for which ``match(slot)`` is true, with its
+        events (privacy "forget" of one item); returns the ``(context_id, slot)`` pairs deleted.
+
+        Each touched context is rewritten in the same transaction so it still restores: the
+        remaining slots and events are renumbered ``0..n-1`` in their order, ``log_size`` and
+        ``event_count`` follow, and its ``version`` is bumped, so every cached window of it
+        (in this process or another replica) is reloaded before its next use, and a save based
+        on the old version gets ``Conflict``. Deleted slots' ids may still appear in the
+        provenance of remaining slots (ids carry no content).
+        """
+        deleted: list[tuple[str, Slot]] = []
+        async with self.db.session() as s:
+            rows = await s.execute(
+                sa.select(slots)
+                .where(slots.c.owner == owner)
+                .order_by(slots.c.context_id, slots.c.seq)
+            )
+            doomed: dict[str, set[str]] = {}
+            for row in rows:
+                slot = _slot_from(row)
+                if match(slot):
+                    doomed.setdefault(row.context_id, set()).add(slot.id)
+                    deleted.append((row.context_id, slot))
+            for context_id, slot_ids in doomed.items():
+                await self._rewrite_without(s, owner, context_id, slot_ids)
+        return deleted
+
+    async def _rewrite_without(
+        self, s: AsyncSession, owner: str, context_id: str, slot_ids: set[str]
+    ) -> None:
+        where_slots = (slots.c.owner == owner, slots.c.context_id == context_id)
+        where_events = (slot_events.c.owner == owner, slot_events.c.context_id == context_id)
+        slot_rows = [
+            dict(r._mapping)
+            for r in await s.execute(sa.select(slots).where(*where_slots).order_by(slots.c.seq))
+        ]
+        event_rows = [
+            dict(r._mapping)
+            for r in await s.execute(
+                sa.select(slot_events).where(*where_events).order_by(slot_events.c.seq)
+            )
+        ]
+        kept_slots = [r for r in slot_rows if r["slot_id"] not in slot_ids]
+        kept_events = [r for r in event_rows if r["slot_id"] not in slot_ids]
+        await s.execute(sa.delete(slot_events).where(*where_events))
+        await s.execute(sa.delete(slots).where(*where_slots))
+        for seq, row in enumerate(kept_slots):
+            row["seq"] = seq
+        for seq, row in enumerate(kept_events):
+            row["seq"] = seq
+        if kept_slots:
+            await s.execute(sa.insert(slots), kept_slots)
+        if kept_events:
+            await s.execute(sa.insert(slot_events), kept_events)
+        await s.execute(
+            sa.update(contexts)
+            .where(contexts.c.owner == owner, contexts.c.context_id == context_id)
+            .values(
+                version=contexts.c.version + 1,
+                log_size=len(kept_slots),
+                event_count=len(kept_events),
+                updated_at=self.clock.now(),
+            )
+        )
