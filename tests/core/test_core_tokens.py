@@ -50,3 +50,25 @@ def test_unknown_encoding_is_a_config_error() -> None:
 def test_get_counter_is_shared() -> None:
     assert get_counter("cl100k_base") is get_counter("cl100k_base")
     assert get_counter("o200k_base").name == "o200k_base"
+
+
+def test_a_cold_start_builds_the_encoding_without_any_download(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With an empty cache and tiktoken's registry cleared, the encoding loads from the seeded
+    cache: tiktoken's download function is never called and the counts are exact."""
+    import tiktoken.load
+    import tiktoken.registry
+
+    def no_download(blobpath: str) -> bytes:
+        raise AssertionError(f"tiktoken tried to download {blobpath}")
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(tiktoken.load, "read_file", no_download)
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
+    counter = TiktokenCounter("cl100k_base")
+    assert counter._encoding().encode("tiktoken is great!") == [83, 1609, 5963, 374, 2294, 0]
+    assert counter.count("Hello Server!") == PureTiktokenCounter("cl100k_base").count(
+        "Hello Server!"
+    )
+    assert len(list(tmp_path.iterdir())) == 1  # the seeded BPE file, nothing else
