@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from smartctx.core.embeddings import Embedder, Vector
+from smartctx.core.embeddings import Embedder, Vector, embed_queries
 
 
 class CachedEmbedder:
@@ -51,8 +51,7 @@ class CachedEmbedder:
         missing = list(dict.fromkeys(i for i, k in enumerate(keys) if k not in store))
         if missing:
             todo = [texts[i] for i in missing]
-            embed_q = getattr(self.inner, "embed_queries", None)
-            fresh = embed_q(todo) if is_query and embed_q else self.inner.embed(todo)
+            fresh = embed_queries(self.inner, todo) if is_query else self.inner.embed(todo)
             for i, row in zip(missing, fresh, strict=True):
                 store[keys[i]] = np.asarray(row, dtype=np.float32)
             self._dirty = True

@@ -24,6 +24,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from smartctx.core.errors import ConfigError
+
 Vector = npt.NDArray[np.float32]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -44,6 +46,14 @@ class RetrievalEmbedder(Embedder, Protocol):
     """An embedder that distinguishes search queries from passages."""
 
     def embed_queries(self, texts: Sequence[str]) -> Vector: ...
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vector:
+    """Embeddings of search queries: ``embed_queries`` when the embedder tells queries from
+    passages (:class:`RetrievalEmbedder`), else ``embed``."""
+    embed = getattr(embedder, "embed_queries", None) or embedder.embed
+    result: Vector = embed(texts)
+    return result
 
 
 def normalize_rows(matrix: npt.NDArray[Any]) -> Vector:
@@ -184,8 +194,6 @@ def get_embedder(name: str = "use") -> Embedder:
         "hashing": HashingEmbedder,
     }
     if name not in factories:
-        from smartctx.core.errors import ConfigError
-
         raise ConfigError(f"unknown embedder {name!r}: choose one of {sorted(factories)}")
     with _defaults_lock:
         if name not in _DEFAULTS:

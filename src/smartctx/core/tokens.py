@@ -46,6 +46,13 @@ class TokenCounter(Protocol):
     def count(self, text: str) -> int: ...
 
 
+def _checked(encoding: str) -> str:
+    """``encoding``, or ``ConfigError`` if it is not one of :data:`ENCODINGS`."""
+    if encoding not in _BLOBS:
+        raise ConfigError(f"unknown token encoding {encoding!r}: choose one of {ENCODINGS}")
+    return encoding
+
+
 def tiktoken_cache_dir() -> Path:
     """The directory tiktoken reads its cache from (same rule as ``tiktoken.load``)."""
     for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
@@ -60,8 +67,7 @@ def seed_tiktoken_cache(encoding: str) -> Path:
     Idempotent; returns the cache file. Raises ``ConfigError`` for an unknown encoding and
     ``ValueError`` if the shipped file does not match tiktoken's expected hash.
     """
-    if encoding not in _BLOBS:
-        raise ConfigError(f"unknown token encoding {encoding!r}: choose one of {ENCODINGS}")
+    _checked(encoding)
     url, expected = _BLOBS[encoding]
     cache = tiktoken_cache_dir()
     target = cache / hashlib.sha1(url.encode()).hexdigest()
@@ -84,9 +90,7 @@ class TiktokenCounter:
     """Exact counts with tiktoken, its cache seeded offline. Encoding is loaded lazily, once."""
 
     def __init__(self, encoding: str = "cl100k_base") -> None:
-        if encoding not in _BLOBS:
-            raise ConfigError(f"unknown token encoding {encoding!r}: choose one of {ENCODINGS}")
-        self.name = encoding
+        self.name = _checked(encoding)
         self._enc: Any = None
 
     def _encoding(self) -> Any:
@@ -105,9 +109,7 @@ class PureTiktokenCounter:
     """The pure-Python fallback: same counts, slower."""
 
     def __init__(self, encoding: str = "cl100k_base") -> None:
-        if encoding not in _BLOBS:
-            raise ConfigError(f"unknown token encoding {encoding!r}: choose one of {ENCODINGS}")
-        self.name = encoding
+        self.name = _checked(encoding)
         self._enc: Any = None
 
     def count(self, text: str) -> int:

@@ -119,27 +119,35 @@ def _sections(text: str) -> Iterator[_Section]:
         yield _Section(tuple(title for _, title in path), paragraphs)
 
 
-def _split_long(paragraph: str, max_tokens: int, counter: TokenCounter) -> list[str]:
-    """A paragraph over ``max_tokens`` cut at sentence ends (then words) into fitting pieces."""
-    sentences = _SENTENCE.split(paragraph)
+def _greedy(units: list[str], sep: str, limit: int, counter: TokenCounter) -> list[str]:
+    """``units`` joined with ``sep`` in order, each piece growing while it fits ``limit`` tokens
+    (a single unit over ``limit`` stays a piece of its own)."""
     pieces: list[str] = []
     current = ""
-    for sentence in sentences:
-        units = [sentence]
-        if counter.count(sentence) > max_tokens:
-            words = sentence.split()
-            step = max(1, len(words) * max_tokens // (counter.count(sentence) + 1))
-            units = [" ".join(words[i : i + step]) for i in range(0, len(words), step)]
-        for unit in units:
-            candidate = f"{current} {unit}" if current else unit
-            if current and counter.count(candidate) > max_tokens:
-                pieces.append(current)
-                current = unit
-            else:
-                current = candidate
+    for unit in units:
+        candidate = f"{current}{sep}{unit}" if current else unit
+        if current and counter.count(candidate) > limit:
+            pieces.append(current)
+            current = unit
+        else:
+            current = candidate
     if current:
         pieces.append(current)
     return pieces
+
+
+def _split_long(paragraph: str, max_tokens: int, counter: TokenCounter) -> list[str]:
+    """A paragraph over ``max_tokens`` cut at sentence ends (then words) into fitting pieces."""
+    units: list[str] = []
+    for sentence in _SENTENCE.split(paragraph):
+        tokens = counter.count(sentence)
+        if tokens > max_tokens:
+            words = sentence.split()
+            step = max(1, len(words) * max_tokens // (tokens + 1))
+            units += [" ".join(words[i : i + step]) for i in range(0, len(words), step)]
+        else:
+            units.append(sentence)
+    return _greedy(units, " ", max_tokens, counter)
 
 
 def _pack(
@@ -155,19 +163,8 @@ def _pack(
             units.extend(_split_long(paragraph, max_tokens, counter))
         else:
             units.append(paragraph)
-    pieces: list[str] = []
-    current = ""
-    for unit in units:
-        candidate = f"{current}\n\n{unit}" if current else unit
-        if current and counter.count(candidate) > target:
-            pieces.append(current)
-            current = unit
-        else:
-            current = candidate
-    if current:
-        pieces.append(current)
     merged: list[str] = []
-    for piece in pieces:
+    for piece in _greedy(units, "\n\n", target, counter):
         if merged and (counter.count(piece) < min_tokens or counter.count(merged[-1]) < min_tokens):
             joined = f"{merged[-1]}\n\n{piece}"
             if counter.count(joined) <= max_tokens:

@@ -24,7 +24,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from smartctx.core.embeddings import Embedder, RetrievalEmbedder, Vector, normalize_rows
+from smartctx.core.embeddings import (
+    Embedder,
+    RetrievalEmbedder,
+    Vector,
+    embed_queries,
+    normalize_rows,
+)
 from smartctx.core.errors import InvalidInput
 from smartctx.retrieval.analysis import analyze
 
@@ -242,8 +248,7 @@ class HybridIndex:
     def _embed_queries(self, queries: Sequence[str]) -> Vector:
         if self.embedder is None:
             raise InvalidInput("this index has no embedder")
-        embed = getattr(self.embedder, "embed_queries", None) or self.embedder.embed
-        return normalize_rows(embed(list(queries)))
+        return normalize_rows(embed_queries(self.embedder, list(queries)))
 
     def _remember(self, query: str, vector: Vector) -> None:
         if len(self._query_cache) >= QUERY_CACHE:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from smartctx.core.embeddings import Embedder, Vector
+from smartctx.core.embeddings import Embedder, Vector, embed_queries
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.chunking import Chunk, passage_views
 from smartctx.retrieval.hybrid import HybridIndex, rank_of
@@ -115,8 +115,7 @@ class ChunkIndex:
         lexical = self.lexical.lexical_scores(query)
         dense = np.full(len(self), -1.0, dtype=np.float32)
         if len(self._owners):
-            embed = getattr(self.embedder, "embed_queries", None) or self.embedder.embed
-            query_vec = np.asarray(embed([query]), dtype=np.float32)[0]
+            query_vec = np.asarray(embed_queries(self.embedder, [query]), dtype=np.float32)[0]
             np.maximum.at(dense, self._owners, self._matrix @ query_vec)
         return lexical, dense
 

@@ -31,8 +31,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from smartctx.core.clock import Clock, SystemClock
 from smartctx.core.errors import Conflict, InvalidInput, NotFound
-from smartctx.core.slots import Event, EventKind, Slot, SlotKind, SlotState
-from smartctx.store.context_schema import contexts, slot_events, slots
+from smartctx.core.slots import Event, Slot, SlotState
+from smartctx.store.context_schema import (
+    contexts,
+    event_from_row,
+    event_row,
+    in_context,
+    slot_events,
+    slot_from_row,
+    slot_row,
+    slots,
+)
 from smartctx.store.db import Database
 
 
@@ -92,42 +101,10 @@ class StoredContext:
         return self.info.budget
 
 
-def _slot_row(owner: str, context_id: str, slot: Slot) -> dict[str, Any]:
-    return {
-        "owner": owner,
-        "context_id": context_id,
-        "slot_id": slot.id,
-        "seq": slot.seq,
-        "kind": slot.kind.value,
-        "priority": slot.effective_priority,
-        "source_id": slot.source_id,
-        "provenance": list(slot.provenance),
-        "pinned": slot.pinned,
-        "repeat_count": slot.repeat_count,
-        "state": slot.state.value,
-        "tokens": slot.tokens,
-        "text": slot.text,
-        "created_at": slot.created_at,
-        "metadata": dict(slot.metadata),
-    }
-
-
-def _slot_from(row: Any) -> Slot:
-    return Slot(
-        kind=SlotKind(row.kind),
-        text=row.text,
-        priority=float(row.priority),
-        source_id=row.source_id,
-        provenance=tuple(row.provenance or ()),
-        pinned=bool(row.pinned),
-        id=row.slot_id,
-        repeat_count=int(row.repeat_count),
-        state=SlotState(row.state),
-        seq=int(row.seq),
-        tokens=int(row.tokens),
-        created_at=row.created_at,
-        metadata=dict(row.metadata or {}),
-    )
+async def _current_version(s: AsyncSession, owner: str, context_id: str) -> int | None:
+    query = sa.select(contexts.c.version).where(in_context(contexts, owner, context_id))
+    value = (await s.execute(query)).scalar()
+    return int(value) if value is not None else None
 
 
 def _info_from(row: Any) -> ContextInfo:
@@ -158,20 +135,15 @@ class ContextStore:
             if row is None:
                 return None
             slot_rows = await s.execute(
-                sa.select(slots)
-                .where(slots.c.owner == owner, slots.c.context_id == context_id)
-                .order_by(slots.c.seq)
+                sa.select(slots).where(in_context(slots, owner, context_id)).order_by(slots.c.seq)
             )
             event_rows = await s.execute(
                 sa.select(slot_events)
-                .where(slot_events.c.owner == owner, slot_events.c.context_id == context_id)
+                .where(in_context(slot_events, owner, context_id))
                 .order_by(slot_events.c.seq)
             )
-            log = [_slot_from(r) for r in slot_rows]
-            events = [
-                Event(kind=EventKind(r.kind), slot_id=r.slot_id, seq=r.seq, detail=dict(r.detail))
-                for r in event_rows
-            ]
+            log = [slot_from_row(r) for r in slot_rows]
+            events = [event_from_row(r) for r in event_rows]
         return StoredContext(info=_info_from(row), log_slots=log, events=events)
 
     async def save(
@@ -244,21 +216,11 @@ class ContextStore:
             return
         result = await s.execute(
             sa.update(contexts)
-            .where(
-                contexts.c.owner == owner,
-                contexts.c.context_id == context_id,
-                contexts.c.version == expected,
-            )
+            .where(in_context(contexts, owner, context_id), contexts.c.version == expected)
             .values(version=expected + 1, **values)
         )
         if getattr(result, "rowcount", 0) != 1:
-            current = (
-                await s.execute(
-                    sa.select(contexts.c.version).where(
-                        contexts.c.owner == owner, contexts.c.context_id == context_id
-                    )
-                )
-            ).scalar()
+            current = await _current_version(s, owner, context_id)
             raise self._conflict(owner, context_id, expected, current)
 
     async def _write(
@@ -266,7 +228,7 @@ class ContextStore:
     ) -> None:
         if changes.new_slots:
             await s.execute(
-                sa.insert(slots), [_slot_row(owner, context_id, x) for x in changes.new_slots]
+                sa.insert(slots), [slot_row(owner, context_id, x) for x in changes.new_slots]
             )
         if changes.updated_slots:
             stmt = (
@@ -299,17 +261,7 @@ class ContextStore:
         if changes.new_events:
             await s.execute(
                 sa.insert(slot_events),
-                [
-                    {
-                        "owner": owner,
-                        "context_id": context_id,
-                        "seq": e.seq,
-                        "kind": e.kind.value,
-                        "slot_id": e.slot_id,
-                        "detail": dict(e.detail),
-                    }
-                    for e in changes.new_events
-                ],
+                [event_row(owner, context_id, e) for e in changes.new_events],
             )
 
     @staticmethod
@@ -325,21 +277,12 @@ class ContextStore:
 
     @staticmethod
     def _ctx_query(owner: str, context_id: str) -> sa.Select[Any]:
-        return sa.select(contexts).where(
-            contexts.c.owner == owner, contexts.c.context_id == context_id
-        )
+        return sa.select(contexts).where(in_context(contexts, owner, context_id))
 
     async def version(self, owner: str, context_id: str) -> int | None:
         """The stored version of a context, or None if it does not exist."""
         async with self.db.session() as s:
-            value = (
-                await s.execute(
-                    sa.select(contexts.c.version).where(
-                        contexts.c.owner == owner, contexts.c.context_id == context_id
-                    )
-                )
-            ).scalar()
-        return int(value) if value is not None else None
+            return await _current_version(s, owner, context_id)
 
     async def info(self, owner: str, context_id: str) -> ContextInfo:
         """The context's row; ``NotFound`` if this owner has no such context."""
@@ -368,7 +311,7 @@ class ContextStore:
             row = (await s.execute(query.order_by(slots.c.context_id).limit(1))).first()
         if row is None:
             raise NotFound(f"no slot {slot_id!r}")
-        return _slot_from(row)
+        return slot_from_row(row)
 
     async def count_slots(
         self, owner: str, context_id: str, states: Sequence[SlotState] | None = None
@@ -377,7 +320,7 @@ class ContextStore:
         query = (
             sa.select(sa.func.count())
             .select_from(slots)
-            .where(slots.c.owner == owner, slots.c.context_id == context_id)
+            .where(in_context(slots, owner, context_id))
         )
         if states is not None:
             query = query.where(slots.c.state.in_([s.value for s in states]))
@@ -388,13 +331,9 @@ class ContextStore:
         """Delete a context with its slots and events (privacy "forget"); False if absent."""
         async with self.db.session() as s:
             for table in (slot_events, slots):
-                await s.execute(
-                    sa.delete(table).where(table.c.owner == owner, table.c.context_id == context_id)
-                )
+                await s.execute(sa.delete(table).where(in_context(table, owner, context_id)))
             result = await s.execute(
-                sa.delete(contexts).where(
-                    contexts.c.owner == owner, contexts.c.context_id == context_id
-                )
+                sa.delete(contexts).where(in_context(contexts, owner, context_id))
             )
         return bool(getattr(result, "rowcount", 0))
 
@@ -428,7 +367,7 @@ class ContextStore:
             )
             doomed: dict[str, set[str]] = {}
             for row in rows:
-                slot = _slot_from(row)
+                slot = slot_from_row(row)
                 if match(slot):
                     doomed.setdefault(row.context_id, set()).add(slot.id)
                     deleted.append((row.context_id, slot))
@@ -439,22 +378,22 @@ class ContextStore:
     async def _rewrite_without(
         self, s: AsyncSession, owner: str, context_id: str, slot_ids: set[str]
     ) -> None:
-        where_slots = (slots.c.owner == owner, slots.c.context_id == context_id)
-        where_events = (slot_events.c.owner == owner, slot_events.c.context_id == context_id)
+        where_slots = in_context(slots, owner, context_id)
+        where_events = in_context(slot_events, owner, context_id)
         slot_rows = [
             dict(r._mapping)
-            for r in await s.execute(sa.select(slots).where(*where_slots).order_by(slots.c.seq))
+            for r in await s.execute(sa.select(slots).where(where_slots).order_by(slots.c.seq))
         ]
         event_rows = [
             dict(r._mapping)
             for r in await s.execute(
-                sa.select(slot_events).where(*where_events).order_by(slot_events.c.seq)
+                sa.select(slot_events).where(where_events).order_by(slot_events.c.seq)
             )
         ]
         kept_slots = [r for r in slot_rows if r["slot_id"] not in slot_ids]
         kept_events = [r for r in event_rows if r["slot_id"] not in slot_ids]
-        await s.execute(sa.delete(slot_events).where(*where_events))
-        await s.execute(sa.delete(slots).where(*where_slots))
+        await s.execute(sa.delete(slot_events).where(where_events))
+        await s.execute(sa.delete(slots).where(where_slots))
         for seq, row in enumerate(kept_slots):
             row["seq"] = seq
         for seq, row in enumerate(kept_events):
@@ -465,7 +404,7 @@ class ContextStore:
             await s.execute(sa.insert(slot_events), kept_events)
         await s.execute(
             sa.update(contexts)
-            .where(contexts.c.owner == owner, contexts.c.context_id == context_id)
+            .where(in_context(contexts, owner, context_id))
             .values(
                 version=contexts.c.version + 1,
                 log_size=len(kept_slots),

@@ -2,13 +2,17 @@
 
 ``contexts`` holds one row per (owner, context) with its optimistic-concurrency ``version``;
 ``slots`` is the append-only log of every slot added (eviction and summarization only change
-``state``); ``slot_events`` records what happened to slots, ordered by ``seq``.
+``state``); ``slot_events`` records what happened to slots, ordered by ``seq``. The functions at
+the end map core ``Slot`` / ``Event`` objects to rows and back.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 
+from smartctx.core.slots import Event, EventKind, Slot, SlotKind, SlotState
 from smartctx.store.base import Base
 
 _TZ = sa.DateTime(timezone=True)
@@ -60,3 +64,70 @@ slot_events = sa.Table(
     sa.Column("slot_id", sa.String(255), nullable=False),
     sa.Column("detail", sa.JSON(), nullable=False),
 )
+
+
+# Rows <-> core objects ------------------------------------------------------------------------
+
+
+def in_context(table: sa.Table, owner: str, context_id: str) -> sa.ColumnElement[bool]:
+    """The rows of ``table`` that belong to this owner's context (every query filters owner)."""
+    return sa.and_(table.c.owner == owner, table.c.context_id == context_id)
+
+
+def slot_row(owner: str, context_id: str, slot: Slot) -> dict[str, Any]:
+    """The ``slots`` row of a logged slot."""
+    return {
+        "owner": owner,
+        "context_id": context_id,
+        "slot_id": slot.id,
+        "seq": slot.seq,
+        "kind": slot.kind.value,
+        "priority": slot.effective_priority,
+        "source_id": slot.source_id,
+        "provenance": list(slot.provenance),
+        "pinned": slot.pinned,
+        "repeat_count": slot.repeat_count,
+        "state": slot.state.value,
+        "tokens": slot.tokens,
+        "text": slot.text,
+        "created_at": slot.created_at,
+        "metadata": dict(slot.metadata),
+    }
+
+
+def slot_from_row(row: Any) -> Slot:
+    """The core slot of a ``slots`` row (inverse of :func:`slot_row`)."""
+    return Slot(
+        kind=SlotKind(row.kind),
+        text=row.text,
+        priority=float(row.priority),
+        source_id=row.source_id,
+        provenance=tuple(row.provenance or ()),
+        pinned=bool(row.pinned),
+        id=row.slot_id,
+        repeat_count=int(row.repeat_count),
+        state=SlotState(row.state),
+        seq=int(row.seq),
+        tokens=int(row.tokens),
+        created_at=row.created_at,
+        metadata=dict(row.metadata or {}),
+    )
+
+
+def event_row(owner: str, context_id: str, event: Event) -> dict[str, Any]:
+    """The ``slot_events`` row of an event."""
+    return {
+        "owner": owner,
+        "context_id": context_id,
+        "seq": event.seq,
+        "kind": event.kind.value,
+        "slot_id": event.slot_id,
+        "detail": dict(event.detail),
+    }
+
+
+def event_from_row(row: Any) -> Event:
+    """The core event of a ``slot_events`` row (inverse of :func:`event_row`)."""
+    return Event(
+        kind=EventKind(row.kind), slot_id=row.slot_id, seq=row.seq, detail=dict(row.detail)
+    )

@@ -166,14 +166,21 @@ class AdmissionIndex:
         """Index an admitted active slot (its probe is computed if not given)."""
         if probe is None:
             probe = self.probe(slot)
+        self._index_exact(slot, probe)
+        if self._ensure_vector(slot, probe):
+            self._refresh_stale()
+            self._put(slot.id, probe)
+
+    def _index_exact(self, slot: Slot, probe: Probe) -> None:
         key = (probe.group, probe.key)
         self._exact.setdefault(key, slot.id)
         self._keys[slot.id] = key
         if slot.kind is SlotKind.RAG_DOC and slot.source_id:
             self._sources.setdefault(slot.source_id, slot.id)
-        if self._ensure_vector(slot, probe):
-            self._refresh_stale()
-            self._put(slot.id, probe)
+
+    def text_keys(self) -> set[str]:
+        """The :func:`~smartctx.window.normalize.text_key` of every indexed (active) slot."""
+        return {key for _, key in self._keys.values()}
 
     def remove(self, slot: Slot) -> None:
         """Forget ``slot`` (it left the window)."""
@@ -191,10 +198,7 @@ class AdmissionIndex:
         per_group: dict[str, list[Slot]] = {}
         for slot in active_by_recency:
             probe = Probe(slot)
-            self._exact.setdefault((probe.group, probe.key), slot.id)
-            self._keys[slot.id] = (probe.group, probe.key)
-            if slot.kind is SlotKind.RAG_DOC and slot.source_id:
-                self._sources.setdefault(slot.source_id, slot.id)
+            self._index_exact(slot, probe)
             if self.wants_vector(slot):
                 per_group.setdefault(probe.group, []).append(slot)
         self._stale = [s for group in per_group.values() for s in group[-self.capacity :]]

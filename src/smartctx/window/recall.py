@@ -48,7 +48,7 @@ def recall_archived(
     candidates += [s.copy() for s in extra if s.id not in state.active]
     if not candidates:
         return []
-    active_keys = {text_key(s.text) for s in state.active.values()}
+    active_keys = state.admission.text_keys()
     chosen: list[Slot] = []
     seen: set[str] = set()
     for slot, score in recaller.rank(query, candidates, min(k, len(candidates))):
