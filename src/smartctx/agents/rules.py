@@ -74,8 +74,6 @@ _RULE_OTHER = (
     ),
 )
 
-_WS = re.compile(r"\s+")
-
 
 _TRAILERS = re.compile(
     r"(?:[\s,]+(?:under\s+any\s+circumstances?|in\s+any\s+(?:case|circumstances?)|no\s+matter\s+"
@@ -333,8 +331,3 @@ def quoted_phrases(texts: Iterable[str]) -> list[str]:
             if phrase:
                 out.append(phrase)
     return out
-
-
-def normalize_space(text: str) -> str:
-    """Runs of white space collapsed to one space, ends stripped."""
-    return _WS.sub(" ", text).strip()

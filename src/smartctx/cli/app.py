@@ -1,9 +1,19 @@
-"""The root typer application shared by every command module."""
+"""The root typer application shared by every command module, and ``run_on_database``."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
 import typer
 from rich.console import Console
+
+from smartctx.core.errors import SmartCtxError
+from smartctx.core.settings import Settings
+from smartctx.store import Database
+
+T = TypeVar("T")
 
 console = Console()
 
@@ -28,3 +38,27 @@ app = typer.Typer(
 @app.callback()
 def _root() -> None:
     """smartctx: a context-memory engine for LLM agents, served over A2A."""
+
+
+def run_on_database(
+    work: Callable[[Database], Awaitable[T]], *, settings: Settings | None = None
+) -> T:
+    """Run ``work`` on the migrated configured database, closed afterwards.
+
+    The database is ``settings.resolved_database_url()`` (the one the server uses). A smartctx
+    error is printed as ``code: message`` and exits with code 1.
+    """
+
+    async def main() -> T:
+        db = Database((settings or Settings()).resolved_database_url())
+        try:
+            await db.migrate()
+            return await work(db)
+        finally:
+            await db.close()
+
+    try:
+        return asyncio.run(main())
+    except SmartCtxError as err:
+        console.print(f"[red]{err.code}[/red]: {err.message}")
+        raise typer.Exit(1) from err

@@ -8,26 +8,20 @@ underneath (``--no-builtin`` hides it from ``list`` and ``search``).
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
 from rich.table import Table
 
-from smartctx.cli.app import app, console
-from smartctx.core.errors import SmartCtxError
-from smartctx.core.settings import Settings
+from smartctx.cli.app import app, console, run_on_database
 from smartctx.retrieval.chunking import content_hash
 from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.retrieval.kb_sources import discover, read_document
 from smartctx.store import Database
-
-T = TypeVar("T")
 
 kb_app = typer.Typer(
     name="kb",
@@ -44,24 +38,6 @@ Builtin = Annotated[
     bool, typer.Option("--builtin/--no-builtin", help="include the shipped IT-helpdesk corpus")
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="print JSON instead of a table")]
-
-
-def _run(work: Callable[[Database], Awaitable[T]]) -> T:
-    """Run ``work`` on the migrated configured database; a smartctx error exits with code 1."""
-
-    async def main() -> T:
-        db = Database(Settings().resolved_database_url())
-        try:
-            await db.migrate()
-            return await work(db)
-        finally:
-            await db.close()
-
-    try:
-        return asyncio.run(main())
-    except SmartCtxError as exc:
-        console.print(f"[red]error:[/red] {exc.message}")
-        raise typer.Exit(1) from exc
 
 
 @kb_app.command("add")
@@ -102,7 +78,7 @@ def add(
             await kb.save()
         return rows
 
-    rows = _run(work)
+    rows = run_on_database(work)
     table = Table(title=f"knowledge base of {owner!r}")
     for column in ("document", "status", "chunks"):
         table.add_column(column)
@@ -123,7 +99,7 @@ def list_documents(
     async def work(db: Database) -> KnowledgeBase:
         return await KnowledgeBase.open(db, owner=owner, builtin=builtin)
 
-    docs = _run(work).documents()
+    docs = run_on_database(work).documents()
     if as_json:
         print(json.dumps([asdict(d) for d in docs], indent=2))
         return
@@ -152,7 +128,7 @@ def search(
     async def work(db: Database) -> KnowledgeBase:
         return await KnowledgeBase.open(db, owner=owner, builtin=builtin)
 
-    kb = _run(work)
+    kb = run_on_database(work)
     with console.status("searching (the first search embeds the documents)"):
         hits = kb.search(query, k)
     if as_json:
@@ -186,5 +162,5 @@ def remove(
         kb.remove(name)
         await kb.save()
 
-    _run(work)
+    run_on_database(work)
     console.print(f"removed {name} from the knowledge base of {owner!r}")

@@ -7,7 +7,6 @@ and events, knowledge-base chunks and vectors, agent memory and A2A tasks, then 
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
@@ -16,11 +15,10 @@ import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
 from rich.table import Table
 
-from smartctx.cli.app import app, console
-from smartctx.core.errors import SmartCtxError
+from smartctx.cli.app import app, console, run_on_database
 from smartctx.core.settings import Settings
 from smartctx.memory.personal import PersonalMemory
-from smartctx.service.personal_api import KBForgetter, OwnerTablesForgetter
+from smartctx.service.personal_api import build_personal_memory
 from smartctx.store import Database
 from smartctx.store.context_log import ContextStore
 
@@ -50,27 +48,15 @@ class _WindowForgetter:
 
 
 def _run(work: Callable[[PersonalMemory], Awaitable[T]]) -> T:
-    """Run ``work`` on the migrated configured database; a smartctx error exits with code 1."""
+    """Run ``work`` on the configured database's personal memory (``forget`` reaches every
+    store); a smartctx error exits with code 1."""
+    settings = Settings()
 
-    async def main() -> T:
-        settings = Settings()
-        db = Database(settings.resolved_database_url())
-        memory = PersonalMemory(
-            db,
-            settings=settings,
-            forgetters=[_WindowForgetter(db), KBForgetter(db), OwnerTablesForgetter(db)],
-        )
-        try:
-            await db.migrate()
-            return await work(memory)
-        finally:
-            await db.close()
+    def with_memory(db: Database) -> Awaitable[T]:
+        forgetters = [_WindowForgetter(db)]
+        return work(build_personal_memory(db, settings=settings, forgetters=forgetters))
 
-    try:
-        return asyncio.run(main())
-    except SmartCtxError as err:
-        console.print(f"[red]{err.code}[/red]: {err.message}")
-        raise typer.Exit(1) from err
+    return run_on_database(with_memory, settings=settings)
 
 
 @memory_app.command()

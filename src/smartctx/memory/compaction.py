@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -26,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from smartctx.memory import promotion
 from smartctx.memory.privacy import redact
-from smartctx.memory.repository import bump, day_of, week_of
+from smartctx.memory.repository import bump, day_of, week_days, week_of
 from smartctx.memory.summarizer import Sentence, Summarizer, render, split_sentences
 from smartctx.memory.tables import DailySummaryRow, PairRow, SessionSummaryRow, WeeklyDigestRow
 
@@ -55,8 +56,14 @@ def _load(rows: list[dict[str, Any]]) -> list[Sentence]:
     return [Sentence.from_dict(r) for r in rows]
 
 
-def _dump(sentences: list[Sentence]) -> list[dict[str, Any]]:
+def dump_sentences(sentences: list[Sentence]) -> list[dict[str, Any]]:
+    """Sentences as stored in a summary row, their text redacted again."""
     return [Sentence(redact(s.text), s.pair_ids).to_dict() for s in sentences]
+
+
+def pair_material(pairs: Iterable[PairRow]) -> list[Sentence]:
+    """The sentences of the pairs' redacted user text, each tagged with its pair id."""
+    return [s for pair in pairs for s in split_sentences(redact(pair.user_text), [pair.id])]
 
 
 def _unique(values: list[str]) -> list[str]:
@@ -86,7 +93,7 @@ class Compactor:
         seq = await bump(session, owner)
         new_sessions = await self._sessions(session, owner, now=now, force=force, seq=seq)
         days = await self._days(session, owner, now=now, force=force, seq=seq)
-        weeks = await self._weeks(session, owner, days, now=now, seq=seq)
+        weeks = await self.rebuild_weeks(session, owner, days, now=now, seq=seq)
         items = await promotion.refresh_all(session, owner, now=now, seq=seq)
         return CompactionReport(owner, new_sessions, len(days), weeks, items)
 
@@ -106,17 +113,14 @@ class Compactor:
             last = max(p.created_at for p in group)
             if not force and _aware(now) - _aware(last) < self.session_idle:
                 continue
-            material: list[Sentence] = []
-            for pair in group:
-                material += split_sentences(redact(pair.user_text), [pair.id])
-            chosen = await self.summarizer.summarize(material, self.limits[0])
+            chosen = await self.summarizer.summarize(pair_material(group), self.limits[0])
             row = SessionSummaryRow(
                 owner=owner,
                 id=uuid.uuid4().hex,
                 session_id=session_id,
                 day=group[0].day,
                 text=redact(render(chosen)),
-                sentences=_dump(chosen),
+                sentences=dump_sentences(chosen),
                 source_pair_ids=[p.id for p in group],
                 daily_id=None,
                 created_at=now,
@@ -169,7 +173,7 @@ class Compactor:
             row = DailySummaryRow(owner=owner, id=uuid.uuid4().hex, day=day, created_at=now)
             session.add(row)
         row.text = redact(render(chosen))
-        row.sentences = _dump(chosen)
+        row.sentences = dump_sentences(chosen)
         row.source_summary_ids = [s.id for s in sessions]
         row.source_session_ids = _unique([s.session_id for s in sessions])
         row.source_pair_ids = _unique([p for s in sessions for p in s.source_pair_ids])
@@ -180,9 +184,10 @@ class Compactor:
         await session.flush()
         return row
 
-    async def _weeks(
-        self, session: AsyncSession, owner: str, days: list[str], *, now: datetime, seq: int
+    async def rebuild_weeks(
+        self, session: AsyncSession, owner: str, days: Iterable[str], *, now: datetime, seq: int
     ) -> int:
+        """Rebuild the weekly digest of every week holding one of ``days``; returns how many."""
         weeks = sorted({week_of(d) for d in days})
         for week in weeks:
             await self.rebuild_week(session, owner, week, now=now, seq=seq)
@@ -192,15 +197,14 @@ class Compactor:
         self, session: AsyncSession, owner: str, week: str, *, now: datetime, seq: int
     ) -> WeeklyDigestRow | None:
         """Rebuild (or delete, when nothing is left) the weekly digest of ``week``."""
-        dailies = [
-            d
-            for d in await session.scalars(
+        first, last = week_days(week)
+        dailies = list(
+            await session.scalars(
                 select(DailySummaryRow)
-                .where(DailySummaryRow.owner == owner)
+                .where(DailySummaryRow.owner == owner, DailySummaryRow.day.between(first, last))
                 .order_by(DailySummaryRow.day)
             )
-            if week_of(d.day) == week
-        ]
+        )
         row = await session.scalar(
             select(WeeklyDigestRow).where(
                 WeeklyDigestRow.owner == owner, WeeklyDigestRow.week == week
@@ -216,7 +220,7 @@ class Compactor:
             row = WeeklyDigestRow(owner=owner, id=uuid.uuid4().hex, week=week, created_at=now)
             session.add(row)
         row.text = redact(render(chosen))
-        row.sentences = _dump(chosen)
+        row.sentences = dump_sentences(chosen)
         row.source_summary_ids = [d.id for d in dailies]
         row.source_session_ids = _unique([s for d in dailies for s in d.source_session_ids])
         row.source_pair_ids = _unique([p for d in dailies for p in d.source_pair_ids])

@@ -42,6 +42,16 @@ def week_of(day: str) -> str:
     return f"{year}-W{week:02d}"
 
 
+def week_days(week: str) -> tuple[str, str]:
+    """The first and last ``YYYY-MM-DD`` day (Monday, Sunday) of an ISO week key; day keys
+    compare as strings, so ``day BETWEEN first AND last`` selects the week in SQL."""
+    year, number = week.split("-W")
+    return (
+        date.fromisocalendar(int(year), int(number), 1).isoformat(),
+        date.fromisocalendar(int(year), int(number), 7).isoformat(),
+    )
+
+
 def cursor_str(n: int) -> str:
     return f"cur-{n}"
 

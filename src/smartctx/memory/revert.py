@@ -20,10 +20,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from smartctx.core.errors import NotFound
 from smartctx.memory import promotion
-from smartctx.memory.compaction import Compactor
+from smartctx.memory.compaction import Compactor, dump_sentences, pair_material
 from smartctx.memory.privacy import redact
-from smartctx.memory.repository import audit, bump, tombstone, week_of
-from smartctx.memory.summarizer import Sentence, render, split_sentences
+from smartctx.memory.repository import audit, bump, tombstone
+from smartctx.memory.summarizer import Sentence, render
 from smartctx.memory.tables import (
     DailySummaryRow,
     EvidenceRow,
@@ -77,8 +77,7 @@ async def revert_pair(
     await session.flush()
     for day in sorted(days):
         await compactor.rebuild_day(session, owner, day, now=now, seq=seq)
-    for week in sorted({week_of(d) for d in days}):
-        await compactor.rebuild_week(session, owner, week, now=now, seq=seq)
+    await compactor.rebuild_weeks(session, owner, days, now=now, seq=seq)
 
     stripped = await _strip_leftovers(session, owner, pair_id, seq)
 
@@ -138,16 +137,13 @@ async def _recompute_session(
     pairs = [await session.get(PairRow, (owner, p)) for p in remaining_ids]
     present = [p for p in pairs if p is not None]
     if present and len(present) == len(remaining_ids):
-        material: list[Sentence] = []
-        for p in present:
-            material += split_sentences(redact(p.user_text), [p.id])
-        chosen = await compactor.summarizer.summarize(material, compactor.limits[0])
+        chosen = await compactor.summarizer.summarize(pair_material(present), compactor.limits[0])
     else:
         old = [Sentence.from_dict(s) for s in summary.sentences]
         chosen = [s for s in old if pair_id not in s.pair_ids]
     if not chosen or not remaining_ids:
         return False
-    summary.sentences = [Sentence(redact(s.text), s.pair_ids).to_dict() for s in chosen]
+    summary.sentences = dump_sentences(chosen)
     summary.text = redact(render(chosen))
     summary.source_pair_ids = remaining_ids
     summary.seq = seq

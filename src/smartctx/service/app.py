@@ -19,11 +19,11 @@ deletes window slots, memory items and A2A tasks too.
 Dependencies are injectable for tests and embedding: ``model`` (default: from settings —
 OpenAI-compatible when ``llm_base_url`` is set, else the offline ``GroundedResponder``),
 ``providers`` (default: the knowledge base provider), ``kb``, ``hooks`` (default: the
-personal-memory hook when ``smartctx.service.personal_hook`` is importable), ``embedder``,
+personal-memory hook of :mod:`smartctx.service.personal_hook`), ``embedder``,
 ``counter``, ``clock``, ``history_formatter``, ``database``, ``memory``. The recaller
 embeds with ``embedder`` when one is given, else with ``settings.retrieval_embedder``. The
-personal-memory API (``smartctx.service.personal_api``) and the dashboard at ``/ui``
-(``smartctx.service.dashboard``) are mounted when importable.
+personal-memory API (``smartctx.service.personal_api``, mounted unless ``hooks`` is given) and
+the dashboard at ``/ui`` (``smartctx.service.dashboard``) are mounted on the app.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import importlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -45,7 +44,7 @@ from a2a.server.routes import (
     create_rest_routes,
 )
 from a2a.server.tasks import DatabaseTaskStore
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy import delete
@@ -58,10 +57,12 @@ from smartctx.core.embeddings import Embedder, get_embedder
 from smartctx.core.errors import InvalidInput, SmartCtxError
 from smartctx.core.settings import Settings
 from smartctx.core.tokens import TokenCounter, get_counter
+from smartctx.memory.personal import PersonalMemory
 from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.retrieval.recall import HybridRecaller
 from smartctx.service.card import REST_PREFIX, build_agent_card
 from smartctx.service.contexts import ContextRegistry
+from smartctx.service.dashboard import dashboard_router
 from smartctx.service.executor import HistoryFormatter, SmartctxExecutor
 from smartctx.service.forget_copies import CopiesForgetter
 from smartctx.service.handler import GuardedRequestHandler
@@ -69,6 +70,8 @@ from smartctx.service.hooks import TurnHook
 from smartctx.service.memory_api import error_response, memory_router
 from smartctx.service.owner import OwnerContextBuilder
 from smartctx.service.owner_memory import OwnerMemory
+from smartctx.service.personal_api import build_personal_memory, personal_router
+from smartctx.service.personal_hook import create_hook
 from smartctx.service.windows import WindowFactory, options_from_metadata
 from smartctx.store.context_log import ContextStore
 from smartctx.store.db import Database
@@ -89,7 +92,7 @@ class ServiceApp:
     handler: GuardedRequestHandler
     task_store: DatabaseTaskStore
     kb: KnowledgeBase | None
-    personal: Any = None
+    personal: PersonalMemory | None = None
     owner_memory: OwnerMemory | None = None
     startup_error: BaseException | None = None
     _started: list[Callable[[], None]] = field(default_factory=list)
@@ -124,22 +127,12 @@ class _ContextForgetter:
         return await self._app.forget_owner(owner)
 
 
-def _personal_parts(db: Database, settings: Settings, clock: Clock) -> tuple[Any, list[Any], Any]:
-    """(PersonalMemory, hooks, router) when the personal-memory modules are importable."""
-    try:
-        personal = importlib.import_module("smartctx.memory.personal")
-    except ImportError:
-        return None, [], None
-    memory = personal.PersonalMemory(db, clock=clock, settings=settings)
-    hooks: list[Any] = []
-    router: Any = None
-    with contextlib.suppress(ImportError):
-        module = importlib.import_module("smartctx.service.personal_hook")
-        factory = getattr(module, "create_hook", None) or module.PersonalMemoryHook
-        hooks.append(factory(memory))
-    with contextlib.suppress(ImportError):
-        router = importlib.import_module("smartctx.service.personal_api").personal_router(memory)
-    return memory, hooks, router
+def _personal_parts(
+    db: Database, settings: Settings, clock: Clock
+) -> tuple[PersonalMemory, list[TurnHook], APIRouter]:
+    """The personal memory (forget wired to the other stores), its turn hook and its router."""
+    memory = build_personal_memory(db, settings=settings, clock=clock)
+    return memory, [create_hook(memory)], personal_router(memory)
 
 
 def create_app(
@@ -178,7 +171,7 @@ def create_app(
         recaller=recaller,
     )
     registry = ContextRegistry(ContextStore(db, clock=clock), factory, settings, clock=clock)
-    personal, personal_hooks, personal_router = (
+    personal, personal_hooks, personal_routes = (
         _personal_parts(db, settings, clock) if hooks is None else (None, [], None)
     )
     owner_memory = OwnerMemory(db, personal=personal) if with_memory else None
@@ -236,11 +229,9 @@ def create_app(
     _install_error_handlers(api)
     # Our routes first: the SDK's REST routes end with a catch-all ``/{tenant}`` mount.
     api.include_router(memory_router(registry))
-    if personal_router is not None:
-        api.include_router(personal_router)
-    with contextlib.suppress(ImportError):
-        dashboard = importlib.import_module("smartctx.service.dashboard")
-        api.include_router(dashboard.dashboard_router())
+    if personal_routes is not None:
+        api.include_router(personal_routes)
+    api.include_router(dashboard_router())
     builder = OwnerContextBuilder()
     add_a2a_routes_to_fastapi(
         api,

@@ -16,15 +16,15 @@ is sent it must name the same owner, so one owner never reads another's tiers):
   ``DELETE /memory/owners/{owner}/items/{kind}/{item_id}`` forget one pair/profile/summary and
   every copy of it (both vacuum the SQLite file afterwards).
 
-Errors are ``SmartCtxError.to_dict()`` with the status of ``status_for``. The router also
-registers the forgetters of the stores personal memory cannot import (knowledge-base chunks and
-vectors, agent long-term memory), and, with ``run_worker``, runs the compaction worker for the
-lifetime of the app that includes it.
+Errors are ``SmartCtxError.to_dict()`` with the status of ``status_for``. With ``run_worker``
+the router runs the compaction worker for the lifetime of the app that includes it.
+``build_personal_memory`` builds a memory whose ``forget`` also reaches the stores personal
+memory cannot import (knowledge-base chunks and vectors, agent long-term memory, A2A tasks).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -33,8 +33,11 @@ from fastapi import APIRouter, FastAPI, Header
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
+from smartctx.core.clock import Clock
 from smartctx.core.errors import SmartCtxError, status_for
+from smartctx.core.settings import Settings
 from smartctx.memory.contract import normalize_memory_context
+from smartctx.memory.forget import Forgetter
 from smartctx.memory.pairs import PairIn
 from smartctx.memory.personal import PersonalMemory
 from smartctx.memory.snapshot import server_snapshot
@@ -109,6 +112,23 @@ class OwnerTablesForgetter:
         return deleted
 
 
+def build_personal_memory(
+    db: Database,
+    *,
+    settings: Settings | None = None,
+    clock: Clock | None = None,
+    forgetters: Sequence[Forgetter] = (),
+) -> PersonalMemory:
+    """Personal memory whose ``forget_owner`` also reaches the stores it cannot import.
+
+    ``forgetters`` run first, then knowledge-base chunks and vectors, then the other
+    owner-scoped tables (agent memory, A2A tasks). The service and ``smartctx memory`` both
+    build their memory here. No I/O.
+    """
+    wired = [*forgetters, KBForgetter(db), OwnerTablesForgetter(db)]
+    return PersonalMemory(db, clock=clock, settings=settings, forgetters=wired)
+
+
 def _pair(body: PairBody) -> PairIn:
     return PairIn.from_dict(body.model_dump(exclude_none=True))
 
@@ -137,10 +157,6 @@ class _Forbidden(SmartCtxError):
 
 def personal_router(memory: PersonalMemory, *, run_worker: bool = True) -> APIRouter:
     """The ``/memory/owners/{owner}`` routes over ``memory`` (see the module docstring)."""
-    registered = {f.name for f in memory.forgetters}
-    for forgetter in (KBForgetter(memory.db), OwnerTablesForgetter(memory.db)):
-        if forgetter.name not in registered:
-            memory.add_forgetter(forgetter)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -252,4 +268,4 @@ async def _wrap(key: str, value: Awaitable[Any]) -> dict[str, Any]:
     return {key: await value}
 
 
-__all__ = ["KBForgetter", "OwnerTablesForgetter", "personal_router"]
+__all__ = ["KBForgetter", "OwnerTablesForgetter", "build_personal_memory", "personal_router"]
