@@ -58,6 +58,16 @@ def test_memory_about_the_user_is_said_back_in_the_second_person() -> None:
     assert out == "Your employee number is 48213. [source: mem:abc]"
 
 
+def test_a_remembered_exchange_answers_from_the_user_side_only() -> None:
+    pair = {
+        "role": "system",
+        "content": "[source: pair:p1] Earlier turn. User: My employee number is 48213. / "
+        "Assistant: Noted: Your employee number is 48213.",
+    }
+    out = reply([SYSTEM, pair, user("What is my employee number?")])
+    assert out == "Your employee number is 48213. [source: pair:p1]"
+
+
 def test_a_remembered_question_is_not_an_answer() -> None:
     memory = {"role": "system", "content": "[source: mem:q] What is my employee number?"}
     assert reply([SYSTEM, memory, user("What is my employee number?")]) == NO_INFORMATION

@@ -38,6 +38,9 @@ _INSTRUCTION = re.compile(
 
 
 # A summary mixes the user's words and the assistant's acknowledgements ("Noted: ...").
+# A remembered exchange rendered as "User: ... / Assistant: ...": the user's words are evidence,
+# the assistant's own earlier reply is not (quoting it back would cite the model to itself).
+_EXCHANGE = re.compile(r"User:\s*(?P<user>.*?)\s*/\s*Assistant:\s*.*?(?=(?:User:|$))", re.DOTALL)
 _ACK = re.compile(r"^(?:noted|ok(?:ay)?|thanks?(?:\s+you)?|got\s+it)\s*[:,.!-]\s*", re.IGNORECASE)
 
 
@@ -60,7 +63,7 @@ class Sentence:
 
 
 def _personal_source(source: str) -> bool:
-    return source in ("conversation", "summary") or source.startswith(("mem:", "user:"))
+    return source in ("conversation", "summary") or source.startswith(("mem:", "user:", "pair:"))
 
 
 def extract_knowledge(messages: Sequence[dict[str, str]]) -> list[Sentence]:
@@ -89,6 +92,7 @@ def extract_knowledge(messages: Sequence[dict[str, str]]) -> list[Sentence]:
             source, body, statements_only = "conversation", " ".join(extract_facts(content)), True
         else:
             continue
+        body = _EXCHANGE.sub(lambda m: m.group("user") + " ", body)
         context = frozenset(analyze(body))
         personal = _personal_source(source)
         for raw in split_sentences(body):
