@@ -68,6 +68,18 @@ def test_a_remembered_exchange_answers_from_the_user_side_only() -> None:
     assert out == "Your employee number is 48213. [source: pair:p1]"
 
 
+def test_the_same_fact_from_two_sources_is_said_once() -> None:
+    fact = {"role": "system", "content": "[source: mem:abc] My employee number is 48213."}
+    pair = {
+        "role": "system",
+        "content": "[source: pair:p1] Earlier turn. User: My employee number is 48213. / "
+        "Assistant: Noted.",
+    }
+    out = reply([SYSTEM, fact, pair, user("What is my employee number?")])
+    assert out.count("48213") == 1
+    assert out.startswith("Your employee number is 48213. [source: ")
+
+
 def test_a_remembered_question_is_not_an_answer() -> None:
     memory = {"role": "system", "content": "[source: mem:q] What is my employee number?"}
     assert reply([SYSTEM, memory, user("What is my employee number?")]) == NO_INFORMATION

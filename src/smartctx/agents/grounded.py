@@ -141,7 +141,17 @@ class GroundedResponder:
         if not ranked:
             return NO_INFORMATION
         best = ranked[0][1]
-        chosen = [s for s, score in ranked[: self.max_sentences] if score >= 0.75 * best]
+        # The same fact often reaches the prompt twice (a memory item and a remembered pair):
+        # say it once, from its best-ranked source.
+        chosen: list[Sentence] = []
+        said: set[str] = set()
+        for sentence, score in ranked:
+            if len(chosen) == self.max_sentences or score < 0.75 * best:
+                break
+            key = " ".join(sorted(sentence.tokens))
+            if key not in said:
+                said.add(key)
+                chosen.append(sentence)
         chosen.sort(key=lambda s: s.order)
         parts: list[str] = []
         for i, sentence in enumerate(chosen):
