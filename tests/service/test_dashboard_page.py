@@ -21,7 +21,7 @@ def _app(tmp_path: Path) -> FastAPI:
 
 async def _get(app: FastAPI, path: str) -> httpx.Response:
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
         return await http.get(path)
 
 

@@ -11,6 +11,7 @@ import httpx
 
 from smartctx.agents.grounded import NO_INFORMATION
 from smartctx.service.client import SmartctxClient
+from smartctx.service.owner import OWNER_HEADER as OWNER
 from smartctx.service.server import ServerHandle
 
 StartServer = Callable[..., ServerHandle]
@@ -97,7 +98,7 @@ async def test_forget_owner_empties_the_memory_store(
     async with SmartctxClient(handle.url, owner="gil") as gil:
         await gil.send("My employee number is 48213.")
     assert _memory_rows(db_url, "gil") >= 1
-    async with httpx.AsyncClient(base_url=handle.url) as http:
+    async with httpx.AsyncClient(base_url=handle.url, headers={OWNER: "gil"}) as http:
         answer = await http.delete("/memory/owners/gil")
     assert answer.status_code == 200, answer.text
     assert answer.json()["deleted"]["agent_memory"] >= 1
@@ -109,7 +110,7 @@ async def test_forget_owner_empties_the_memory_store(
 
 async def test_confirmed_profile_items_reach_every_default_turn(start_server: StartServer) -> None:
     handle = start_server(hooks=None, kb_top_k=0)
-    async with httpx.AsyncClient(base_url=handle.url) as http:
+    async with httpx.AsyncClient(base_url=handle.url, headers={OWNER: "ivy"}) as http:
         answer = await http.post(
             "/memory/owners/ivy/profile/suggestion",
             json={"suggestion": "안방 청정을 시작할까요?", "accepted": True},

@@ -59,7 +59,9 @@ async def test_jsonrpc_bad_input_gets_jsonrpc_errors(seeded: Any) -> None:
     handle, context_id, db_file = seeded
     before = dump(db_file)
     assert len(before["a2a_tasks"]) == 1  # the SDK's task store lives in the same database
-    async with httpx.AsyncClient(base_url=handle.url) as http:
+    async with httpx.AsyncClient(
+        base_url=handle.url, headers={"X-Smartctx-Owner": "default"}
+    ) as http:
         cases = {
             "malformed json": await http.post("/", content=b"{not json", headers=V1),
             "unknown method": await http.post("/", json=rpc("Frobnicate", {}), headers=V1),
@@ -104,7 +106,9 @@ async def test_jsonrpc_bad_input_gets_jsonrpc_errors(seeded: Any) -> None:
 async def test_rest_bad_input_gets_http_4xx(seeded: Any) -> None:
     handle, context_id, db_file = seeded
     before = dump(db_file)
-    async with httpx.AsyncClient(base_url=handle.url) as http:
+    async with httpx.AsyncClient(
+        base_url=handle.url, headers={"X-Smartctx-Owner": "default"}
+    ) as http:
         malformed = await http.post("/rest/message:send", content=b"{oops", headers=V1)
         empty = await http.post("/rest/message:send", json=message("", context_id), headers=V1)
         large = await http.post(
@@ -121,7 +125,9 @@ async def test_rest_bad_input_gets_http_4xx(seeded: Any) -> None:
 async def test_memory_api_bad_input_gets_4xx(seeded: Any) -> None:
     handle, context_id, db_file = seeded
     before = dump(db_file)
-    async with httpx.AsyncClient(base_url=handle.url) as http:
+    async with httpx.AsyncClient(
+        base_url=handle.url, headers={"X-Smartctx-Owner": "default"}
+    ) as http:
         answers = {
             "unknown context": await http.get("/memory/contexts/nope/snapshot"),
             "unknown context prompt": await http.get("/memory/contexts/nope/prompt"),

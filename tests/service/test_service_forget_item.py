@@ -15,6 +15,7 @@ from smartctx.core import HashingEmbedder, Settings
 from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.service.client import SmartctxClient
 from smartctx.service.forget_copies import TextMatcher
+from smartctx.service.owner import OWNER_HEADER as OWNER
 from smartctx.service.server import AsyncServerHandle, serve_async
 
 SECRET = "kumquat-7731-zebra"
@@ -52,7 +53,7 @@ async def test_forgetting_a_pair_removes_every_copy(
     await handle.app.db.checkpoint()
     assert SECRET.encode() in _db_bytes(db_file)
 
-    async with httpx.AsyncClient(base_url=handle.url) as http:
+    async with httpx.AsyncClient(base_url=handle.url, headers={OWNER: "hana"}) as http:
         pairs = (await http.get("/memory/owners/hana/pairs")).json()["pairs"]
         ids = [p["id"] for p in pairs if SECRET in p["user_text"] + p["assistant_text"]]
         assert len(ids) == 2  # the statement, and the other context's answer

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+CommaList = Annotated[list[str], NoDecode]
+"""A list setting written as comma-separated text in the environment (``a.example,b.example``)."""
 
 
 class Settings(BaseSettings):
@@ -59,6 +62,35 @@ class Settings(BaseSettings):
     retention_days_daily: int = Field(180, ge=0)
     retention_days_weekly: int = Field(365, ge=0)
     compaction_interval: float = Field(3600.0, gt=0)
+
+    # identity and access (docs/security.md); auth None = on unless the server binds to loopback
+    auth: bool | None = Field(None, description="require credentials (default: off on loopback)")
+    jwt_secret: str | None = Field(None, description="shared secret of HS256 bearer JWTs")
+    jwks_url: str | None = Field(None, description="JWKS URL of the identity provider")
+    jwt_algorithms: CommaList = Field(
+        default_factory=list, description="accepted JWT algorithms (default HS256 or RS256,ES256)"
+    )
+    jwt_audience: str | None = None
+    jwt_issuer: str | None = None
+    jwt_owner_claim: str = Field("sub", description="JWT claim that names the owner")
+    jwt_admin_claim: str | None = Field(
+        None, description="JWT claim that marks an admin: true, 'admin' or a list holding 'admin'"
+    )
+    allowed_hosts: CommaList = Field(
+        default_factory=list, description="Host names served besides loopback and the public URL"
+    )
+    allowed_origins: CommaList = Field(
+        default_factory=list, description="browser origins allowed besides the server's own"
+    )
+    rate_limit_per_minute: int = Field(600, ge=0, description="requests per key a minute; 0 = off")
+    max_streams_per_key: int = Field(8, ge=0, description="open SSE streams per key; 0 = off")
+
+    @field_validator("jwt_algorithms", "allowed_hosts", "allowed_origins", mode="before")
+    @classmethod
+    def _split(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
     @field_validator("data_dir")
     @classmethod

@@ -60,6 +60,7 @@ from smartctx.core.tokens import TokenCounter, get_counter
 from smartctx.memory.personal import PersonalMemory
 from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.retrieval.recall import HybridRecaller
+from smartctx.service.auth import auth_required, install_access
 from smartctx.service.card import REST_PREFIX, build_agent_card
 from smartctx.service.contexts import ContextRegistry
 from smartctx.service.dashboard import dashboard_router
@@ -188,7 +189,7 @@ def create_app(
         history_formatter=history_formatter,
         owner_providers=owner_memory.providers if owner_memory is not None else None,
     )
-    card = build_agent_card(base, hooks=turn_hooks)
+    card = build_agent_card(base, hooks=turn_hooks, auth_required=auth_required(settings))
     task_store = DatabaseTaskStore(db.engine)
     task_store.task_model = _task_model()
     handler = GuardedRequestHandler(
@@ -227,6 +228,7 @@ def create_app(
             CopiesForgetter(registry, db, task_table=TASK_TABLE, memory=owner_memory)
         )
     _install_error_handlers(api)
+    install_access(api, settings, db, base_url=base)
     # Our routes first: the SDK's REST routes end with a catch-all ``/{tenant}`` mount.
     api.include_router(memory_router(registry))
     if personal_routes is not None:

@@ -15,6 +15,11 @@ from a2a.types.a2a_pb2 import (
     AgentExtension,
     AgentInterface,
     AgentSkill,
+    APIKeySecurityScheme,
+    HTTPAuthSecurityScheme,
+    SecurityRequirement,
+    SecurityScheme,
+    StringList,
 )
 from a2a.utils.constants import PROTOCOL_VERSION_1_0, TransportProtocol
 
@@ -26,6 +31,20 @@ CONTEXT_EXTENSION_URI = "https://smartctx.dev/extensions/context-window/v1"
 the ``smartctx`` artifact metadata (the turn's memory events and a compact snapshot)."""
 
 REST_PREFIX = "/rest"
+SECURITY_SCHEMES = {
+    "bearer": SecurityScheme(
+        http_auth_security_scheme=HTTPAuthSecurityScheme(
+            scheme="Bearer",
+            bearer_format="smartctx API key (sctx_...) or JWT",
+            description="an API key from `smartctx keys create`, or the identity provider's JWT",
+        )
+    ),
+    "apiKey": SecurityScheme(
+        api_key_security_scheme=APIKeySecurityScheme(
+            location="header", name="X-API-Key", description="an API key (sctx_...)"
+        )
+    ),
+}
 
 
 def build_agent_card(
@@ -34,8 +53,14 @@ def build_agent_card(
     name: str = "smartctx",
     description: str | None = None,
     hooks: Sequence[TurnHook] = (),
+    auth_required: bool = False,
 ) -> AgentCard:
-    """The agent card for a server reachable at ``base_url`` (no trailing slash needed)."""
+    """The agent card for a server reachable at ``base_url`` (no trailing slash needed).
+
+    The card always declares the two ways to authenticate (``bearer``: an API key or a JWT in
+    ``Authorization``; ``apiKey``: the ``X-API-Key`` header); with ``auth_required`` it also
+    requires one of them in ``securityRequirements``.
+    """
     base = base_url.rstrip("/")
     extensions = [
         AgentExtension(
@@ -58,6 +83,12 @@ def build_agent_card(
                 )
             )
     return AgentCard(
+        security_schemes=SECURITY_SCHEMES,
+        security_requirements=(
+            [SecurityRequirement(schemes={n: StringList()}) for n in SECURITY_SCHEMES]
+            if auth_required
+            else []
+        ),
         name=name,
         description=description
         or (

@@ -1,6 +1,7 @@
 """The memory API beside A2A: JSON over HTTP with an OpenAPI schema (``/openapi.json``).
 
-Routes (all scoped to the owner of the ``X-Smartctx-Owner`` header, default ``"default"``):
+Routes (all scoped to the owner of the request, :func:`smartctx.service.owner.owner_of`: the
+authenticated identity's, else the ``X-Smartctx-Owner`` an anonymous caller names):
 
 - ``GET  /memory/contexts``                      the owner's contexts
 - ``POST /memory/contexts``                      create one with a preset/budget (409 if it exists)
@@ -28,7 +29,7 @@ from sse_starlette.sse import EventSourceResponse
 from smartctx.core.errors import SmartCtxError, status_for
 from smartctx.core.slots import Slot, SlotKind
 from smartctx.service.contexts import ContextRegistry, describe_events
-from smartctx.service.owner import OWNER_HEADER, check_owner
+from smartctx.service.owner import OWNER_HEADER, owner_of
 
 OwnerHeader = Annotated[str | None, Header(alias=OWNER_HEADER, description="owner (tenant/user)")]
 
@@ -66,15 +67,17 @@ def memory_router(registry: ContextRegistry) -> APIRouter:
     router = APIRouter(prefix="/memory", tags=["smartctx: memory"])
 
     @router.get("/contexts", summary="List the owner's contexts")
-    async def list_contexts(owner: OwnerHeader = None) -> dict[str, Any]:
+    async def list_contexts(request: Request, owner: OwnerHeader = None) -> dict[str, Any]:
         """Example: ``curl -H 'X-Smartctx-Owner: alice' localhost:8000/memory/contexts``."""
-        who = check_owner(owner)
+        who = owner_of(request)
         return {"owner": who, "contexts": await registry.list_contexts(who)}
 
     @router.post("/contexts", status_code=201, summary="Create a context with a preset/budget")
-    async def create_context(body: CreateContext, owner: OwnerHeader = None) -> dict[str, Any]:
+    async def create_context(
+        body: CreateContext, request: Request, owner: OwnerHeader = None
+    ) -> dict[str, Any]:
         """Example body: ``{"preset": "compression", "budget": 100}``."""
-        who = check_owner(owner)
+        who = owner_of(request)
         options = registry.options(
             preset=body.preset,
             budget=body.budget,
@@ -85,21 +88,26 @@ def memory_router(registry: ContextRegistry) -> APIRouter:
         return live.describe() | {"snapshot": live.snapshot()}
 
     @router.get("/contexts/{context_id}/snapshot", summary="The window snapshot")
-    async def snapshot(context_id: str, owner: OwnerHeader = None) -> dict[str, Any]:
-        live = await registry.open(check_owner(owner), context_id)
+    async def snapshot(
+        context_id: str, request: Request, owner: OwnerHeader = None
+    ) -> dict[str, Any]:
+        live = await registry.open(owner_of(request), context_id)
         return live.snapshot()
 
     @router.get("/contexts/{context_id}/prompt", summary="The prompt the model would get now")
     async def prompt(
         context_id: str,
+        request: Request,
         owner: OwnerHeader = None,
         query: Annotated[str | None, Query(max_length=32_000)] = None,
     ) -> dict[str, Any]:
-        live = await registry.open(check_owner(owner), context_id)
+        live = await registry.open(owner_of(request), context_id)
         return live.prompt(query)
 
     @router.post("/contexts/{context_id}/slots", summary="Add a slot of any kind")
-    async def add_slot(context_id: str, body: NewSlot, owner: OwnerHeader = None) -> dict[str, Any]:
+    async def add_slot(
+        context_id: str, body: NewSlot, request: Request, owner: OwnerHeader = None
+    ) -> dict[str, Any]:
         """Example body: ``{"kind": "tool_log", "text": "GET /vpn 200", "source_id": "http"}``."""
         slot = Slot(
             kind=body.kind,
@@ -109,7 +117,7 @@ def memory_router(registry: ContextRegistry) -> APIRouter:
             pinned=body.pinned,
             metadata=dict(body.metadata),
         )
-        async with registry.session(check_owner(owner), context_id) as live:
+        async with registry.session(owner_of(request), context_id) as live:
             result = live.add(slot)
         return {
             "slot": result.slot.to_dict(),
@@ -125,7 +133,7 @@ def memory_router(registry: ContextRegistry) -> APIRouter:
     )
     async def events(context_id: str, request: Request, owner: OwnerHeader = None) -> Any:
         """Server-sent events: first ``snapshot``, then ``events`` after every change."""
-        subscription = await registry.subscribe(check_owner(owner), context_id)
+        subscription = await registry.subscribe(owner_of(request), context_id)
 
         async def stream() -> AsyncIterator[dict[str, str]]:
             try:

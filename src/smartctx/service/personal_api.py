@@ -1,7 +1,10 @@
 """The personal-memory HTTP API: ``personal_router(memory) -> APIRouter``.
 
-Routes (JSON; ``{owner}`` is checked like the ``X-Smartctx-Owner`` header, and when that header
-is sent it must name the same owner, so one owner never reads another's tiers):
+Routes (JSON; the caller may act on ``{owner}`` only when it is the request's own owner
+(:func:`smartctx.service.owner.require_owner`: the key's or token's owner, or the owner an
+anonymous caller names with ``X-Smartctx-Owner``) or the caller is an admin, so one owner never
+reads another's tiers; ``DELETE /memory/owners/{owner}`` needs an admin key when authentication
+is on):
 
 - ``GET    /memory/owners/{owner}/profile[?status=]``        profile items with provenance
 - ``POST   /memory/owners/{owner}/profile/{item_id}/accept`` explicit acceptance (confirms)
@@ -29,7 +32,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import sqlalchemy as sa
-from fastapi import APIRouter, FastAPI, Header
+from fastapi import APIRouter, FastAPI, Header, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
@@ -43,7 +46,7 @@ from smartctx.memory.personal import PersonalMemory
 from smartctx.memory.snapshot import server_snapshot
 from smartctx.memory.worker import CompactionWorker
 from smartctx.retrieval.kb_store import KBStore
-from smartctx.service.owner import OWNER_HEADER, check_owner
+from smartctx.service.owner import OWNER_HEADER, require_owner
 from smartctx.store.db import Database
 
 OwnerHeader = Annotated[str | None, Header(alias=OWNER_HEADER, description="owner (tenant/user)")]
@@ -136,23 +139,8 @@ def _pair(body: PairBody) -> PairIn:
 async def _answer(work: Callable[[], Awaitable[Any]]) -> Any:
     try:
         return await work()
-    except _Forbidden as err:  # no such class in the shared error table: the 403 is local
-        return JSONResponse(err.to_dict(), status_code=403)
     except SmartCtxError as err:
         return JSONResponse(err.to_dict(), status_code=status_for(err)[0])
-
-
-def _owner(owner: str, header: str | None) -> str:
-    who = check_owner(owner)
-    if header is not None and header.strip() and check_owner(header) != who:
-        raise _Forbidden(f"the {OWNER_HEADER} header names another owner than the path")
-    return who
-
-
-class _Forbidden(SmartCtxError):
-    """The owner header and the path name different owners (HTTP 403)."""
-
-    code = "forbidden"
 
 
 def personal_router(memory: PersonalMemory, *, run_worker: bool = True) -> APIRouter:
@@ -172,23 +160,27 @@ def personal_router(memory: PersonalMemory, *, run_worker: bool = True) -> APIRo
     router.lifespan_context = lifespan
 
     @router.get("/{owner}/profile", summary="Profile items with status, confidence, provenance")
-    async def profile(owner: str, status: str | None = None, x: OwnerHeader = None) -> Any:
+    async def profile(
+        request: Request, owner: str, status: str | None = None, x: OwnerHeader = None
+    ) -> Any:
         """Example: ``GET /memory/owners/alice/profile?status=confirmed``."""
         return await _answer(
-            lambda: _wrap("items", memory.profile(_owner(owner, x), status=status))
+            lambda: _wrap("items", memory.profile(require_owner(request, owner), status=status))
         )
 
     @router.post("/{owner}/profile/{item_id}/accept", summary="Accept a profile item")
-    async def accept(owner: str, item_id: str, x: OwnerHeader = None) -> Any:
-        return await _answer(lambda: memory.accept(_owner(owner, x), item_id=item_id))
+    async def accept(request: Request, owner: str, item_id: str, x: OwnerHeader = None) -> Any:
+        return await _answer(lambda: memory.accept(require_owner(request, owner), item_id=item_id))
 
     @router.post("/{owner}/profile/{item_id}/wrong", summary="Mark a profile item wrong")
-    async def wrong(owner: str, item_id: str, x: OwnerHeader = None) -> Any:
-        return await _answer(lambda: memory.mark_wrong(_owner(owner, x), item_id))
+    async def wrong(request: Request, owner: str, item_id: str, x: OwnerHeader = None) -> Any:
+        return await _answer(lambda: memory.mark_wrong(require_owner(request, owner), item_id))
 
     @router.post("/{owner}/profile/suggestion", summary="Answer to a proactive suggestion")
-    async def suggestion(owner: str, body: SuggestionBody, x: OwnerHeader = None) -> Any:
-        who = _owner(owner, x)
+    async def suggestion(
+        request: Request, owner: str, body: SuggestionBody, x: OwnerHeader = None
+    ) -> Any:
+        who = require_owner(request, owner)
         return await _answer(
             lambda: _wrap(
                 "items", memory.respond_to_suggestion(who, body.suggestion, body.accepted)
@@ -197,44 +189,51 @@ def personal_router(memory: PersonalMemory, *, run_worker: bool = True) -> APIRo
 
     @router.get("/{owner}/pairs", summary="Recent pairs, oldest first")
     async def pairs(
-        owner: str, session_id: str | None = None, limit: int = 50, x: OwnerHeader = None
+        request: Request,
+        owner: str,
+        session_id: str | None = None,
+        limit: int = 50,
+        x: OwnerHeader = None,
     ) -> Any:
         return await _answer(
             lambda: _wrap(
-                "pairs", memory.pairs(_owner(owner, x), session_id=session_id, limit=limit)
+                "pairs",
+                memory.pairs(require_owner(request, owner), session_id=session_id, limit=limit),
             )
         )
 
     @router.post("/{owner}/pairs", status_code=201, summary="Store one turn (idempotent by id)")
-    async def add_pair(owner: str, body: PairBody, x: OwnerHeader = None) -> Any:
-        return await _answer(lambda: memory.add_pair(_owner(owner, x), _pair(body)))
+    async def add_pair(request: Request, owner: str, body: PairBody, x: OwnerHeader = None) -> Any:
+        return await _answer(lambda: memory.add_pair(require_owner(request, owner), _pair(body)))
 
     @router.delete("/{owner}/pairs/{pair_id}", summary="Delete a pair and revert what rested on it")
-    async def delete_pair(owner: str, pair_id: str, x: OwnerHeader = None) -> Any:
-        return await _answer(lambda: memory.delete_pair(_owner(owner, x), pair_id))
+    async def delete_pair(request: Request, owner: str, pair_id: str, x: OwnerHeader = None) -> Any:
+        return await _answer(lambda: memory.delete_pair(require_owner(request, owner), pair_id))
 
     @router.get("/{owner}/summaries", summary="Session, daily and weekly summaries")
-    async def summaries(owner: str, x: OwnerHeader = None) -> Any:
-        return await _answer(lambda: memory.summaries(_owner(owner, x)))
+    async def summaries(request: Request, owner: str, x: OwnerHeader = None) -> Any:
+        return await _answer(lambda: memory.summaries(require_owner(request, owner)))
 
     @router.get("/{owner}/audit", summary="Audit records, newest first")
-    async def audit(owner: str, x: OwnerHeader = None) -> Any:
-        return await _answer(lambda: _wrap("records", memory.audit_log(_owner(owner, x))))
+    async def audit(request: Request, owner: str, x: OwnerHeader = None) -> Any:
+        return await _answer(
+            lambda: _wrap("records", memory.audit_log(require_owner(request, owner)))
+        )
 
     @router.get("/{owner}/snapshot", summary="The owner's memory in a2a-memory-context-v1 form")
-    async def snapshot(owner: str, x: OwnerHeader = None) -> Any:
+    async def snapshot(request: Request, owner: str, x: OwnerHeader = None) -> Any:
         async def work() -> Any:
-            snap = await server_snapshot(memory, _owner(owner, x))
+            snap = await server_snapshot(memory, require_owner(request, owner))
             return normalize_memory_context({"memory_snapshot": snap})
 
         return await _answer(work)
 
     @router.post("/{owner}/sync", summary="Device sync: changes since the cursor (409 if stale)")
-    async def sync(owner: str, body: SyncBody, x: OwnerHeader = None) -> Any:
+    async def sync(request: Request, owner: str, body: SyncBody, x: OwnerHeader = None) -> Any:
         """Example body: ``{"cursor": "cur-2", "version": "v2", "pairs": [{"id": "p9", ...}]}``."""
         return await _answer(
             lambda: memory.sync(
-                _owner(owner, x),
+                require_owner(request, owner),
                 cursor=body.cursor,
                 version=body.version,
                 pairs=[_pair(p) for p in body.pairs],
@@ -242,23 +241,33 @@ def personal_router(memory: PersonalMemory, *, run_worker: bool = True) -> APIRo
         )
 
     @router.post("/{owner}/compact", summary="Run compaction now")
-    async def compact(owner: str, force: bool = False, x: OwnerHeader = None) -> Any:
+    async def compact(
+        request: Request, owner: str, force: bool = False, x: OwnerHeader = None
+    ) -> Any:
         async def work() -> Any:
-            [report] = await memory.compact(_owner(owner, x), force=force)
+            [report] = await memory.compact(require_owner(request, owner), force=force)
             return report.to_dict()
 
         return await _answer(work)
 
     @router.delete("/{owner}", summary="Forget the owner: every copy, in every store")
-    async def forget_owner(owner: str, x: OwnerHeader = None) -> Any:
-        return await _answer(lambda: _wrap("deleted", memory.forget_owner(_owner(owner, x))))
+    async def forget_owner(request: Request, owner: str, x: OwnerHeader = None) -> Any:
+        return await _answer(
+            lambda: _wrap(
+                "deleted", memory.forget_owner(require_owner(request, owner, admin_only=True))
+            )
+        )
 
     @router.delete("/{owner}/items/{kind}/{item_id}", summary="Forget one pair/profile/summary")
-    async def forget_item(owner: str, kind: str, item_id: str, x: OwnerHeader = None) -> Any:
+    async def forget_item(
+        request: Request, owner: str, kind: str, item_id: str, x: OwnerHeader = None
+    ) -> Any:
         """Deletes the item from the memory tiers and every copy the service keeps (window
         slots, long-term memory, A2A tasks), then vacuums the SQLite file."""
         return await _answer(
-            lambda: memory.forget_item(_owner(owner, x), kind, item_id, checkpoint=True)
+            lambda: memory.forget_item(
+                require_owner(request, owner), kind, item_id, checkpoint=True
+            )
         )
 
     return router

@@ -71,6 +71,7 @@ def _prepare(
     settings = settings or Settings()
     host = host or settings.host
     port = settings.port if port is None else port
+    settings = settings.model_copy(update={"host": host})  # auth defaults follow the bound host
     sock = bind_socket(host, port)
     url = public_url(host, sock.getsockname()[1])
     app = create_app(settings, base_url=url, **app_kwargs)
