@@ -71,7 +71,7 @@ async def test_slots_gauge_and_live_events_appear(
     start_server: StartServer, browser: Browser
 ) -> None:
     server = start_server()
-    async with SmartctxClient(server.url) as client:
+    async with SmartctxClient(server.url, owner="default") as client:
         await client.create_context("other", budget=500)
         await client.create_context("helpdesk", budget=300, system_prompt="You are the helpdesk.")
         await client.add_slot("helpdesk", "user", "How do I connect to the VPN?")
@@ -122,7 +122,7 @@ async def test_the_owner_field_scopes_the_context_picker(
     async with SmartctxClient(server.url, owner="alice") as alice:
         await alice.create_context("alice-notes", budget=100)
         await alice.add_slot("alice-notes", "memory", "Alice prefers short answers.")
-    async with SmartctxClient(server.url) as default:
+    async with SmartctxClient(server.url, owner="default") as default:
         await default.create_context("shared-desk", budget=100)
 
     page, errors = await open_dashboard(browser, server.url)

@@ -47,7 +47,7 @@ async def test_stdio_with_a_private_server_on_a_database(
     assert not reply.is_error, reply.content
     context_id = reply.structured_content["context_id"]
     later = start_server()
-    async with SmartctxClient(later.url) as http:
+    async with SmartctxClient(later.url, owner="default") as http:
         snapshot = await http.snapshot(context_id)
     users = [s["text"] for s in snapshot["slots"] if s["kind"] == "user"]
     assert users == ["How do I reset my password?"]

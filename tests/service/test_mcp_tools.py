@@ -93,7 +93,7 @@ async def test_memory_round_trip_matches_the_http_api(server: ServerHandle, mode
     assert "[source: kb:vpn#1]" in prompt["text"]
     assert listed["owner"] == "default"
     assert [c["context_id"] for c in listed["contexts"]] == ["desk"]
-    async with SmartctxClient(server.url) as http:
+    async with SmartctxClient(server.url, owner="default") as http:
         assert await http.snapshot("desk") == snapshot
         assert await http.prompt("desk", "vpn") == prompt
 

@@ -43,7 +43,7 @@ def message(text: str, context_id: str, **extra: Any) -> dict[str, Any]:
 async def seeded(start_server: Any, tmp_path: Path) -> tuple[ServerHandle, str, Path]:
     """A server limited to 200-character messages, with one context of one turn."""
     handle = start_server(max_message_chars=200)
-    async with SmartctxClient(handle.url) as client:
+    async with SmartctxClient(handle.url, owner="default") as client:
         reply = await client.send("How do I connect to the VPN?")
     return handle, reply.context_id, tmp_path / "service.db"
 

@@ -15,7 +15,7 @@ StartServer = Callable[..., ServerHandle]
 
 
 async def test_create_add_slot_snapshot_prompt_and_list(server: ServerHandle) -> None:
-    async with SmartctxClient(server.url) as client:
+    async with SmartctxClient(server.url, owner="default") as client:
         created = await client.create_context(
             "ctx-1", preset="compression", budget=120, system_prompt="Be brief.", keep_recent=2
         )
@@ -45,7 +45,7 @@ async def test_create_add_slot_snapshot_prompt_and_list(server: ServerHandle) ->
 async def test_a_tool_log_burst_is_stored_but_dropped_in_a_full_window(
     server: ServerHandle,
 ) -> None:
-    async with SmartctxClient(server.url) as client:
+    async with SmartctxClient(server.url, owner="default") as client:
         await client.create_context("tight", preset="compression", budget=40, system_prompt="Hi.")
         await client.add_slot("tight", "user", "Please keep this request in mind for later.")
         results = [
@@ -63,7 +63,7 @@ async def test_a_tool_log_burst_is_stored_but_dropped_in_a_full_window(
 
 
 async def test_live_events_stream_over_sse(server: ServerHandle) -> None:
-    async with SmartctxClient(server.url) as client:
+    async with SmartctxClient(server.url, owner="default") as client:
         await client.create_context("live", budget=500)
         received: list[dict[str, Any]] = []
         ready = asyncio.Event()
@@ -77,7 +77,7 @@ async def test_live_events_stream_over_sse(server: ServerHandle) -> None:
 
         watcher = asyncio.create_task(watch())
         await asyncio.wait_for(ready.wait(), 10)
-        async with SmartctxClient(server.url) as writer:
+        async with SmartctxClient(server.url, owner="default") as writer:
             added = await writer.add_slot(
                 "live", "memory", "Prefers e-mail.", source_id="profile:x"
             )
@@ -92,7 +92,7 @@ async def test_live_events_stream_over_sse(server: ServerHandle) -> None:
 
 async def test_stop_closes_live_streams(start_server: StartServer) -> None:
     handle = start_server()
-    async with SmartctxClient(handle.url) as client:
+    async with SmartctxClient(handle.url, owner="default") as client:
         await client.create_context("watched")
         items: list[dict[str, Any]] = []
         first = asyncio.Event()

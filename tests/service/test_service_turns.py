@@ -32,7 +32,7 @@ async def test_two_turns_in_one_context_share_memory(start_server: StartServer) 
     # without cross-thread memory, so what crosses contexts is only what the windows hold
     # (memory across contexts: tests/service/test_service_cross_thread.py)
     handle = start_server(model=recording_model(seen), memory=False)
-    async with SmartctxClient(handle.url) as client:
+    async with SmartctxClient(handle.url, owner="default") as client:
         first = await client.send("My badge number is 4471.")
         second = await client.send("What was my badge number?", context_id=first.context_id)
         other = await client.send("What was my badge number?")
@@ -50,7 +50,7 @@ async def test_two_turns_in_one_context_share_memory(start_server: StartServer) 
 
 
 async def test_reply_carries_events_and_compact_snapshot(server: ServerHandle) -> None:
-    async with SmartctxClient(server.url) as client:
+    async with SmartctxClient(server.url, owner="default") as client:
         reply = await client.send("How do I connect to the VPN?")
         snapshot = await client.snapshot(reply.context_id)
     assert reply.state == "completed"
@@ -85,14 +85,14 @@ async def test_jsonrpc_and_rest_give_the_same_result(server: ServerHandle) -> No
 async def test_memory_survives_a_restart_on_the_same_database(start_server: StartServer) -> None:
     seen: list[ChatMessages] = []
     first_server = start_server(model=recording_model(seen))
-    async with SmartctxClient(first_server.url) as client:
+    async with SmartctxClient(first_server.url, owner="default") as client:
         first = await client.send("Remember the code word: pelican.")
         before = await client.snapshot(first.context_id)
     first_server.stop()
 
     second_server = start_server(model=recording_model(seen))
     assert second_server.url != first_server.url
-    async with SmartctxClient(second_server.url) as client:
+    async with SmartctxClient(second_server.url, owner="default") as client:
         after = await client.snapshot(first.context_id)
         again = await client.send("What is the code word?", context_id=first.context_id)
     assert after["slots"] == before["slots"]
@@ -103,7 +103,7 @@ async def test_memory_survives_a_restart_on_the_same_database(start_server: Star
 
 async def test_context_options_on_the_first_message(server: ServerHandle) -> None:
     meta = {"smartctx": {"preset": "compression", "budget": 150}}
-    async with SmartctxClient(server.url) as client:
+    async with SmartctxClient(server.url, owner="default") as client:
         reply = await client.send("Hello Server!", metadata=meta)
         later = await client.send(
             "Hello again",

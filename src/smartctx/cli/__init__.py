@@ -18,6 +18,7 @@ from smartctx.cli import bench_locomo as _bench_locomo  # noqa: F401  # isort: s
 from smartctx.cli import simulate as _simulate  # noqa: F401  # isort: skip
 from smartctx.cli import kb as _kb  # noqa: F401  # isort: skip
 from smartctx.cli import mcp as _mcp  # noqa: F401  # isort: skip
+from smartctx.cli import keys as _keys  # noqa: F401  # isort: skip
 
 
 def main() -> None:

@@ -31,7 +31,12 @@ def client(
     message: str = typer.Argument(..., help="the message to send"),
     url: str = typer.Option("http://127.0.0.1:8000", help="server base URL"),
     context: str = typer.Option(None, "--context", "-c", help="contextId to continue"),
-    owner: str = typer.Option("default", help="owner (X-Smartctx-Owner header)"),
+    owner: str = typer.Option(
+        None, help="owner (X-Smartctx-Owner); default: the key's owner, else 'default'"
+    ),
+    api_key: str = typer.Option(
+        None, "--api-key", envvar="SMARTCTX_API_KEY", help="API key or JWT of the server"
+    ),
     transport: str = typer.Option("jsonrpc", help="jsonrpc or rest"),
     stream: bool = typer.Option(False, "--stream", help="stream the task events over SSE"),
     preset: str = typer.Option(None, help="window preset of a NEW context"),
@@ -46,20 +51,23 @@ def client(
     metadata = {"smartctx": options} if options else None
     if transport not in ("jsonrpc", "rest"):
         raise typer.BadParameter("--transport must be jsonrpc or rest")
-    asyncio.run(_run(message, url, context, owner, transport, stream, metadata, as_json))
+    if owner is None and not api_key:
+        owner = "default"
+    asyncio.run(_run(message, url, context, owner, api_key, transport, stream, metadata, as_json))
 
 
 async def _run(
     message: str,
     url: str,
     context: str | None,
-    owner: str,
+    owner: str | None,
+    api_key: str | None,
     transport: str,
     stream: bool,
     metadata: dict[str, Any] | None,
     as_json: bool,
 ) -> None:
-    async with SmartctxClient(url, owner=owner, transport=transport) as api:  # type: ignore[arg-type]
+    async with SmartctxClient(url, owner=owner, api_key=api_key, transport=transport) as api:  # type: ignore[arg-type]
         if stream:
             async for event in api.stream(message, context_id=context, metadata=metadata):
                 label = f"[dim]{event.kind}[/] {event.state or ''}"

@@ -49,13 +49,20 @@ def mcp(
         "--database",
         help="instead of --url: run a private server on this SQLAlchemy async URL",
     ),
-    owner: str = typer.Option("default", help="owner the tools act as (X-Smartctx-Owner)"),
+    owner: str = typer.Option(
+        None, help="owner the tools act as (X-Smartctx-Owner); default: the key's, else 'default'"
+    ),
+    api_key: str = typer.Option(
+        None, "--api-key", envvar="SMARTCTX_API_KEY", help="API key or JWT of the server"
+    ),
     transport: str = typer.Option("jsonrpc", help="A2A binding for the ask tool: jsonrpc or rest"),
 ) -> None:
     """Serve the smartctx memory as MCP tools over stdio (list_contexts, create_context,
     get_snapshot, get_prompt, add_slot, ask), for any MCP client.
 
     Example: smartctx mcp --url http://127.0.0.1:8000
+
+    Example: SMARTCTX_API_KEY=sctx_... smartctx mcp --url https://ctx.example.com
 
     Example: smartctx mcp --database sqlite+aiosqlite:///./smartctx.db
 
@@ -71,7 +78,10 @@ def mcp(
     try:
         with _backend(url, database) as base:
             server = create_mcp_server(
-                base, owner=owner, transport="rest" if transport == "rest" else "jsonrpc"
+                base,
+                owner=owner,
+                api_key=api_key,
+                transport="rest" if transport == "rest" else "jsonrpc",
             )
             server.run("stdio")
     except SmartCtxError as err:

@@ -50,14 +50,24 @@ def serve(
             help="long-term memory and recall across the threads of an owner (default contexts)",
         ),
     ] = True,
+    auth: Annotated[
+        bool | None,
+        typer.Option(
+            "--auth/--no-auth",
+            help="require an API key or JWT (default: on unless bound to loopback)",
+        ),
+    ] = None,
 ) -> None:
     """Serve the smartctx agent over A2A (JSON-RPC at /, HTTP+JSON at /rest) plus the memory API.
 
     Example: smartctx serve --port 8000 --database sqlite+aiosqlite:///./smartctx.db
+
+    Example: smartctx keys create --owner alice && smartctx serve --host 0.0.0.0   (auth is on)
     """
     import uvicorn
 
     from smartctx.service.app import create_app
+    from smartctx.service.auth import auth_required
     from smartctx.service.server import bind_socket, public_url
 
     settings = settings_from(
@@ -67,6 +77,7 @@ def serve(
         data_dir=data_dir,
         budget=budget,
         system_prompt=system_prompt,
+        auth=auth,
     )
     try:
         sock = bind_socket(settings.host, settings.port)
@@ -78,7 +89,12 @@ def serve(
     service.on_started(
         lambda: console.print(
             f"smartctx serving on [bold]{url}[/]  (agent card: {url}/.well-known/agent-card.json,"
-            f" memory API docs: {url}/docs; database {settings.resolved_database_url()})"
+            f" memory API docs: {url}/docs; database {settings.resolved_database_url()});"
+            + (
+                " credentials required (smartctx keys create)"
+                if auth_required(settings)
+                else " no authentication: loopback, one local user"
+            )
         )
     )
     config = uvicorn.Config(

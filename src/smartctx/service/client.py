@@ -1,9 +1,12 @@
 """A Python client for a smartctx server, built on the a2a-sdk client.
 
 ``SmartctxClient(url)`` speaks A2A over JSON-RPC (default) or HTTP+JSON
-(``transport="rest"``), always sending ``A2A-Version: 1.0`` and the owner header, and wraps the
-memory API. One client holds one HTTP connection pool: use it as an async context manager or
-call ``await client.close()``.
+(``transport="rest"``), always sending ``A2A-Version: 1.0``, and wraps the memory API.
+``api_key`` (default ``SMARTCTX_API_KEY``) is sent as ``Authorization: Bearer``; ``owner`` as
+``X-Smartctx-Owner`` (only an admin key may name another owner than its own). Without both, the
+client acts as a fresh anonymous owner of its own (``anon-...``), which no other client shares.
+One client holds one HTTP connection pool: use it as an async context manager or call
+``await client.close()``.
 
 ``send`` returns a :class:`Reply` (reply text, ids, the turn's memory events and the compact
 snapshot from the artifact metadata). ``stream`` yields :class:`StreamEvent` items in the order
@@ -15,6 +18,7 @@ as smartctx errors (``NotFound``, ``InvalidInput``, ``Conflict``...).
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -45,7 +49,9 @@ from smartctx.core.errors import (
     SmartCtxError,
     UpstreamError,
 )
-from smartctx.service.owner import DEFAULT_OWNER, OWNER_HEADER
+from smartctx.service.owner import OWNER_HEADER, anonymous_owner
+
+API_KEY_ENV = "SMARTCTX_API_KEY"
 
 Transport = Literal["jsonrpc", "rest"]
 
@@ -174,18 +180,26 @@ class SmartctxClient:
         url: str,
         *,
         transport: Transport = "jsonrpc",
-        owner: str = DEFAULT_OWNER,
+        owner: str | None = None,
+        api_key: str | None = None,
         timeout: float = 60.0,
     ) -> None:
         if transport not in ("jsonrpc", "rest"):
             raise InvalidInput(f"transport must be 'jsonrpc' or 'rest', not {transport!r}")
         self.url = url.rstrip("/")
         self.transport: Transport = transport
+        api_key = api_key if api_key is not None else os.environ.get(API_KEY_ENV) or None
+        headers = {VERSION_HEADER: PROTOCOL_VERSION_1_0}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        if owner is None and not api_key:
+            owner = anonymous_owner()
+        if owner is not None:
+            headers[OWNER_HEADER] = owner
         self.owner = owner
+        """The owner this client names (None: the API key's own owner)."""
         self._http = httpx.AsyncClient(
-            base_url=self.url,
-            timeout=httpx.Timeout(timeout, connect=10.0),
-            headers={VERSION_HEADER: PROTOCOL_VERSION_1_0, OWNER_HEADER: owner},
+            base_url=self.url, timeout=httpx.Timeout(timeout, connect=10.0), headers=headers
         )
         self._card: AgentCard | None = None
         self._clients: dict[bool, Client] = {}

@@ -5,7 +5,8 @@ the server's HTTP memory API and its A2A endpoint through
 :class:`~smartctx.service.client.SmartctxClient`, so it works against any smartctx server URL
 (local or remote) and never opens the database itself. One client (one HTTP connection pool)
 lives for one MCP session: it is opened by the server's lifespan and closed when the session
-ends. Every call acts as one owner (``owner``, default ``"default"``).
+ends. Every call acts as one owner: ``owner``, else the owner of ``api_key`` (sent as a bearer
+credential; default ``SMARTCTX_API_KEY``), else ``"default"``.
 
 Tools (results are the same JSON as the memory API; see ``smartctx.service.memory_api``):
 
@@ -25,6 +26,7 @@ unreachable server names its URL.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -38,7 +40,7 @@ from mcp.types import ToolAnnotations
 from smartctx import __version__
 from smartctx.core.errors import InvalidInput, SmartCtxError
 from smartctx.core.slots import SlotKind
-from smartctx.service.client import SmartctxClient, Transport
+from smartctx.service.client import API_KEY_ENV, SmartctxClient, Transport
 from smartctx.service.owner import DEFAULT_OWNER, check_owner
 
 T = TypeVar("T")
@@ -77,23 +79,30 @@ def _client(ctx: ToolContext) -> SmartctxClient:
 def create_mcp_server(
     url: str,
     *,
-    owner: str = DEFAULT_OWNER,
+    owner: str | None = None,
+    api_key: str | None = None,
     transport: Transport = "jsonrpc",
     timeout: float = 120.0,
 ) -> MCPServer[SmartctxClient]:
     """An MCP server exposing the memory of the smartctx server at ``url`` (no I/O here).
 
-    ``transport`` is the A2A binding ``ask`` uses (``jsonrpc`` or ``rest``); ``timeout`` bounds
+    ``api_key`` is the server's API key or JWT (default: ``SMARTCTX_API_KEY``); ``transport`` is
+    the A2A binding ``ask`` uses (``jsonrpc`` or ``rest``); ``timeout`` bounds
     each HTTP call, an agent turn included. Raises ``InvalidInput`` for an unknown transport or
     a malformed owner name.
     """
     if transport not in ("jsonrpc", "rest"):
         raise InvalidInput(f"transport must be 'jsonrpc' or 'rest', not {transport!r}")
-    owner = check_owner(owner)
+    api_key = api_key if api_key is not None else os.environ.get(API_KEY_ENV) or None
+    if owner is None and not api_key:
+        owner = DEFAULT_OWNER
+    owner = check_owner(owner) if owner is not None else None
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[SmartctxClient]) -> AsyncIterator[SmartctxClient]:
-        async with SmartctxClient(url, owner=owner, transport=transport, timeout=timeout) as client:
+        async with SmartctxClient(
+            url, owner=owner, api_key=api_key, transport=transport, timeout=timeout
+        ) as client:
             yield client
 
     server: MCPServer[SmartctxClient] = MCPServer(
