@@ -46,6 +46,8 @@ class JWTVerifier:
     def __post_init__(self) -> None:
         if (self.secret is None) == (self.jwks_url is None):
             raise ConfigError("set exactly one of SMARTCTX_JWT_SECRET and SMARTCTX_JWKS_URL")
+        if self.secret is not None and len(self.secret.encode()) < 32:
+            raise ConfigError("SMARTCTX_JWT_SECRET is too short: use at least 32 bytes")
         if self.jwks_url is not None:
             object.__setattr__(self, "_jwks", jwt.PyJWKClient(self.jwks_url, timeout=10))
 
