@@ -1,9 +1,11 @@
 """``smartctx kb``: add, list, search and remove knowledge-base documents.
 
 Documents are stored in the database the server uses (``Settings().resolved_database_url()``,
-i.e. ``SMARTCTX_DATABASE_URL`` or ``<SMARTCTX_DATA_DIR>/smartctx.db``), per owner, so a server
-started afterwards retrieves from them. The shipped IT-helpdesk corpus is always present
-underneath (``--no-builtin`` hides it from ``list`` and ``search``).
+i.e. ``SMARTCTX_DATABASE_URL`` or ``<SMARTCTX_DATA_DIR>/smartctx.db``): by default in the
+organisation-wide base every owner retrieves from, with ``--owner`` in that owner's own documents
+(retrieved for that owner only). A server started afterwards retrieves from them. The shipped
+IT-helpdesk corpus is always present underneath (``--no-builtin`` hides it from ``list`` and
+``search``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from rich.table import Table
 from smartctx.cli.app import app, console, run_on_database
 from smartctx.retrieval.chunking import content_hash
 from smartctx.retrieval.kb import KnowledgeBase
+from smartctx.retrieval.kb_scopes import ORG_SCOPE
 from smartctx.retrieval.kb_sources import discover, read_document
 from smartctx.store import Database
 
@@ -33,7 +36,14 @@ kb_app = typer.Typer(
 )
 app.add_typer(kb_app)
 
-Owner = Annotated[str, typer.Option("--owner", help="whose knowledge base (tenant/user)")]
+Owner = Annotated[
+    str,
+    typer.Option(
+        "--owner",
+        help=f"an owner's own documents (default {ORG_SCOPE}: the organisation-wide base, "
+        "which every owner retrieves from)",
+    ),
+]
 Builtin = Annotated[
     bool, typer.Option("--builtin/--no-builtin", help="include the shipped IT-helpdesk corpus")
 ]
@@ -43,7 +53,7 @@ AsJson = Annotated[bool, typer.Option("--json", help="print JSON instead of a ta
 @kb_app.command("add")
 def add(
     paths: Annotated[list[Path], typer.Argument(help="files or directories (.md, .txt)")],
-    owner: Owner = "default",
+    owner: Owner = ORG_SCOPE,
 ) -> None:
     """Add or update documents; a file whose content changed replaces its chunks.
 
@@ -89,7 +99,7 @@ def add(
 
 @kb_app.command("list")
 def list_documents(
-    owner: Owner = "default", builtin: Builtin = True, as_json: AsJson = False
+    owner: Owner = ORG_SCOPE, builtin: Builtin = True, as_json: AsJson = False
 ) -> None:
     """List the documents: name, origin (builtin or stored), chunks and tokens.
 
@@ -115,7 +125,7 @@ def list_documents(
 def search(
     query: Annotated[str, typer.Argument(help="the question to retrieve for")],
     k: Annotated[int, typer.Option("-k", help="at most this many chunks", min=1)] = 3,
-    owner: Owner = "default",
+    owner: Owner = ORG_SCOPE,
     builtin: Builtin = True,
     full: Annotated[bool, typer.Option("--full", help="show whole chunks")] = False,
     as_json: AsJson = False,
@@ -149,7 +159,7 @@ def search(
 @kb_app.command("remove")
 def remove(
     name: Annotated[str, typer.Argument(help="document name, e.g. printers.md")],
-    owner: Owner = "default",
+    owner: Owner = ORG_SCOPE,
 ) -> None:
     """Remove a stored document and all of its chunks and vectors.
 

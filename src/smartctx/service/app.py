@@ -51,7 +51,7 @@ from sqlalchemy import delete
 from sqlalchemy.orm import DeclarativeBase
 
 from smartctx import __version__
-from smartctx.agents import ChatModel, ContextProvider, KnowledgeProvider, model_from_settings
+from smartctx.agents import ChatModel, ContextProvider, model_from_settings
 from smartctx.core.clock import Clock, SystemClock
 from smartctx.core.embeddings import Embedder, get_embedder
 from smartctx.core.errors import InvalidInput, SmartCtxError
@@ -59,6 +59,7 @@ from smartctx.core.settings import Settings
 from smartctx.core.tokens import TokenCounter, get_counter
 from smartctx.memory.personal import PersonalMemory
 from smartctx.retrieval.kb import KnowledgeBase
+from smartctx.retrieval.kb_scopes import ORG_SCOPE, ScopedKnowledge
 from smartctx.retrieval.recall import HybridRecaller
 from smartctx.service.auth import auth_required, install_access
 from smartctx.service.card import REST_PREFIX, build_agent_card
@@ -68,6 +69,7 @@ from smartctx.service.executor import HistoryFormatter, SmartctxExecutor
 from smartctx.service.forget_copies import CopiesForgetter
 from smartctx.service.handler import GuardedRequestHandler
 from smartctx.service.hooks import TurnHook
+from smartctx.service.kb_api import ScopedKnowledgeProvider, kb_router
 from smartctx.service.memory_api import error_response, memory_router
 from smartctx.service.owner import OwnerContextBuilder
 from smartctx.service.owner_memory import OwnerMemory
@@ -177,9 +179,12 @@ def create_app(
     )
     owner_memory = OwnerMemory(db, personal=personal) if with_memory else None
     turn_hooks = list(hooks) if hooks is not None else personal_hooks
+    scoped: ScopedKnowledge | None = None
     if providers is None:
-        kb = kb or KnowledgeBase.builtin(db=db)
-        providers = [KnowledgeProvider(kb, k=settings.kb_top_k)] if settings.kb_top_k else []
+        kb = kb or KnowledgeBase.builtin(db=db, owner=ORG_SCOPE)
+        scoped = ScopedKnowledge(kb, db=db)  # organisation-wide base + each owner's documents
+        k = settings.kb_top_k
+        providers = [ScopedKnowledgeProvider(scoped, k=k)] if k else []
     executor = SmartctxExecutor(
         registry,
         settings,
@@ -224,6 +229,8 @@ def create_app(
         personal.add_forgetter(_ContextForgetter(service))
         if owner_memory is not None:
             personal.add_forgetter(owner_memory, first=True)
+        if scoped is not None:
+            personal.add_forgetter(scoped)
         personal.add_item_forgetter(
             CopiesForgetter(registry, db, task_table=TASK_TABLE, memory=owner_memory)
         )
@@ -234,6 +241,8 @@ def create_app(
     if personal_routes is not None:
         api.include_router(personal_routes)
     api.include_router(dashboard_router())
+    if scoped is not None:
+        api.include_router(kb_router(scoped))
     builder = OwnerContextBuilder()
     add_a2a_routes_to_fastapi(
         api,
