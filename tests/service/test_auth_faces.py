@@ -198,6 +198,8 @@ async def test_loopback_without_auth_accepts_no_key_but_checks_a_given_one(
     async with httpx.AsyncClient(base_url=server.url, headers=V1) as http:
         anonymous = await http.get("/memory/contexts")
         wrong = await http.get("/memory/contexts", headers=bearer("sctx_0123456789ab_x"))
+        placeholder = await http.get("/memory/contexts", headers=bearer("sk-placeholder"))
         card = await http.get("/.well-known/agent-card.json")
     assert anonymous.status_code == 200 and wrong.status_code == 401
+    assert placeholder.status_code == 200  # an OpenAI client's dummy key: still anonymous
     assert "securityRequirements" not in card.json()

@@ -10,8 +10,10 @@ request changes nothing stored):
    cross-site form or simple request can change anything.
 3. Credentials: ``Authorization: Bearer <API key or JWT>`` or ``X-API-Key: <key>``. Wrong,
    unknown, revoked or expired credentials answer 401 (with ``WWW-Authenticate``), whether or not
-   authentication is required; missing ones answer 401 when it is required, except on the public
-   paths. The identity found is left in the scope for :func:`smartctx.service.owner.owner_of`.
+   authentication is required (without it and without an identity provider, a bearer token that
+   is not a smartctx key is ignored: OpenAI clients send placeholder keys); missing ones answer
+   401 when it is required, except on the public paths. The identity found is left in the scope
+   for :func:`smartctx.service.owner.owner_of`.
 4. A non-admin identity naming another owner in ``X-Smartctx-Owner``: 403.
 5. Per credential: at most ``rate_limit_per_minute`` requests (429 with ``Retry-After``) and
    ``max_streams_per_key`` open event streams (429).
@@ -179,6 +181,10 @@ class AccessMiddleware:
                 authenticated=True,
             )
         if self.verifier is None:
+            if not self.policy.auth:
+                # no authentication and no identity provider: a foreign token (say an OpenAI
+                # client's placeholder key) proves nothing, and the caller stays anonymous
+                return Identity.anonymous()
             raise Refusal(401, "unauthorized", "not a smartctx API key", _CHALLENGE)
         try:
             return await asyncio.to_thread(self.verifier.verify, credential)
