@@ -135,3 +135,26 @@ async def test_the_owner_field_scopes_the_context_picker(
     await page.select_option("#context", "alice-notes")
     await expect(page.locator("#slots tr[data-kind=memory]")).to_contain_text("short answers")
     assert errors == []
+
+
+async def test_logging_in_with_a_key_shows_that_owner_s_contexts(
+    start_server: StartServer, browser: Browser, db_url: str
+) -> None:
+    from test_auth_faces import make_key
+
+    server = start_server(auth=True)
+    key = await make_key(db_url, "olga")
+    async with SmartctxClient(server.url, api_key=key) as olga:
+        await olga.create_context("olga-notes", budget=100)
+        await olga.add_slot("olga-notes", "memory", "Olga takes the night shift.")
+
+    page, errors = await open_dashboard(browser, server.url)
+    await expect(page.locator("#status")).to_contain_text("log in")
+    options = page.locator("#context option:not([value=''])")
+    await page.fill("#apikey", key)
+    await page.press("#apikey", "Enter")
+    await expect(options).to_have_attribute("value", "olga-notes")
+    await page.select_option("#context", "olga-notes")
+    await expect(page.locator("#slots tr[data-kind=memory]")).to_contain_text("night shift")
+    assert key not in page.url
+    assert errors == []

@@ -30,7 +30,14 @@ async def test_the_page_has_the_picker_gauge_slot_table_and_timeline(tmp_path: P
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
     page = response.text
-    for element in ('id="owner"', 'id="context"', 'id="gauge"', 'id="gauge-text"', 'id="slots"'):
+    for element in (
+        'id="apikey"',
+        'id="owner"',
+        'id="context"',
+        'id="gauge"',
+        'id="gauge-text"',
+        'id="slots"',
+    ):
         assert element in page
     assert '<ul id="timeline">' in page
     headers = re.findall(r"<th>([^<]+)</th>", page)
@@ -46,7 +53,7 @@ async def test_the_page_has_the_picker_gauge_slot_table_and_timeline(tmp_path: P
         "provenance",
         "text",
     ]
-    for endpoint in ("/memory/contexts", "/snapshot", "/events", "X-Smartctx-Owner"):
+    for endpoint in ("/memory/contexts", "/snapshot", "/events", "X-Smartctx-Owner", "Bearer"):
         assert endpoint in page
 
 
