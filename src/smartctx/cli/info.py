@@ -20,7 +20,7 @@ def info() -> None:
     table.add_column("setting")
     table.add_column("value")
     for name, value in settings.model_dump().items():
-        shown = "***" if "key" in name and value else str(value)
+        shown = "***" if ("key" in name or "secret" in name) and value else str(value)
         table.add_row(name, shown)
     table.add_row("database (resolved)", settings.resolved_database_url())
     console.print(table)
