@@ -5,7 +5,7 @@ error answer is raised as the matching ``SmartCtxError`` (``Conflict`` keeps the
 current cursor and version in ``detail``). ``DeviceSync`` is what an on-device cache runs: it
 keeps the cursor and version, applies the server's changes to a local cache, and on a stale
 version catches up in one call and retries once. Pass ``transport=httpx.ASGITransport(app)``
-to talk to an in-process app.
+to talk to an in-process app, and ``api_key`` to a server that requires credentials.
 """
 
 from __future__ import annotations
@@ -57,13 +57,14 @@ class MemoryClient:
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
+        api_key: str | None = None,
     ) -> None:
         self.owner = owner
+        headers = {"X-Smartctx-Owner": owner}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
         self._http = httpx.AsyncClient(
-            base_url=base_url.rstrip("/"),
-            transport=transport,
-            timeout=timeout,
-            headers={"X-Smartctx-Owner": owner},
+            base_url=base_url.rstrip("/"), transport=transport, timeout=timeout, headers=headers
         )
 
     async def __aenter__(self) -> MemoryClient:
