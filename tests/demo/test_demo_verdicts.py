@@ -68,3 +68,28 @@ def test_demo_cli_against_a_running_server(demo_server: ServerHandle) -> None:
     assert outcome.exit_code == 0, outcome.output
     assert "PASS eviction" in outcome.output and "PASS compression" in outcome.output
     assert "tool-log burst" in outcome.output
+
+
+def test_demo_cli_with_an_admin_key_against_a_server_that_requires_one(tmp_path: Path) -> None:
+    import asyncio
+
+    from smartctx.service.auth import KeyStore
+    from smartctx.store import Database
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'auth.db'}"
+
+    async def admin_key() -> str:
+        db = Database(url)
+        try:
+            await db.migrate()
+            return (await KeyStore(db).create(admin=True))[1]
+        finally:
+            await db.close()
+
+    key = asyncio.run(admin_key())
+    kb = KnowledgeBase.builtin(embedder=HashingEmbedder())
+    settings = Settings(database_url=url, auth=True)
+    with serve(settings, host="127.0.0.1", port=0, embedder=HashingEmbedder(), kb=kb) as handle:
+        outcome = CliRunner().invoke(app, ["demo", "--url", handle.url, "--api-key", key])
+    assert outcome.exit_code == 0, outcome.output
+    assert "PASS eviction" in outcome.output and "PASS compression" in outcome.output

@@ -28,17 +28,22 @@ from smartctx.service.client import SmartctxClient
 
 
 async def run_scenarios(
-    url: str, *, on_step: StepCallback | None = None, owner: str = DEMO_OWNER
+    url: str,
+    *,
+    on_step: StepCallback | None = None,
+    owner: str = DEMO_OWNER,
+    api_key: str | None = None,
 ) -> list[ScenarioResult]:
-    """Both scenarios against the server at ``url``, in order."""
+    """Both scenarios against the server at ``url``, in order (``api_key``: an admin key, since
+    the scenarios name their owners)."""
     run = uuid.uuid4().hex[:8]
     results: list[ScenarioResult] = []
     async with (
-        SmartctxClient(url, owner=f"{owner}-{run}-probe") as probe,
-        SmartctxClient(url, owner=f"{owner}-{run}-eviction") as client,
+        SmartctxClient(url, owner=f"{owner}-{run}-probe", api_key=api_key) as probe,
+        SmartctxClient(url, owner=f"{owner}-{run}-eviction", api_key=api_key) as client,
     ):
         results.append(await run_eviction(client, on_step, probe=probe))
-    async with SmartctxClient(url, owner=f"{owner}-{run}-compression") as client:
+    async with SmartctxClient(url, owner=f"{owner}-{run}-compression", api_key=api_key) as client:
         results.append(await run_compression(client, on_step))
     return results
 
@@ -49,12 +54,14 @@ def run_demo(
     console: Console | None = None,
     settings: Settings | None = None,
     runner: Callable[[Any], Any] | None = None,
+    api_key: str | None = None,
     **serve_kwargs: Any,
 ) -> list[Verdict]:
     """Run the demo, printing every step and the verdicts; returns the verdicts.
 
     ``runner`` runs a coroutine to completion (default ``asyncio.run``); pass your own when
-    calling from code that already has an event loop.
+    calling from code that already has an event loop; ``api_key`` is sent to the server at
+    ``url`` (an admin key: the scenarios name their owners).
     """
     import asyncio
 
@@ -65,7 +72,7 @@ def run_demo(
         print_step(console, result, step)
 
     if url is not None:
-        results = run(run_scenarios(url, on_step=show))
+        results = run(run_scenarios(url, on_step=show, api_key=api_key))
     else:
         from smartctx.service.server import serve
 
