@@ -90,6 +90,7 @@ async def test_every_face_refuses_missing_wrong_and_revoked_keys(
         bad = await faces(http, bearer(wrong))
         not_a_key = await faces(http, bearer("not-a-key"))
         good = await faces(http, bearer(key))
+        schema = (await http.get("/openapi.json", headers=bearer(key))).json()
         await revoke(db_url, key)
         revoked = await faces(http, bearer(key))
         refused = await http.get("/memory/contexts")
@@ -103,6 +104,8 @@ async def test_every_face_refuses_missing_wrong_and_revoked_keys(
     assert card.status_code == 200 and page.status_code == 200  # public: they hold no data
     assert card.json()["securityRequirements"]
     assert set(card.json()["securitySchemes"]) == {"bearer", "apiKey"}
+    assert set(schema["components"]["securitySchemes"]) == {"bearer", "apiKey"}
+    assert schema["security"] == [{"bearer": []}, {"apiKey": []}]
 
 
 async def test_a_key_reaches_only_its_own_owner(auth_server: ServerHandle, db_url: str) -> None:

@@ -8,6 +8,8 @@ Routes learn the caller through :func:`smartctx.service.owner.owner_of` and
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI
 
 from smartctx.core.settings import Settings
@@ -18,9 +20,16 @@ from smartctx.service.auth.policy import AccessPolicy, auth_required, is_loopbac
 from smartctx.service.auth.tokens import JWTVerifier
 from smartctx.store.db import Database
 
+OPENAPI_SCHEMES = {
+    "bearer": {"type": "http", "scheme": "bearer", "description": "API key (sctx_...) or JWT"},
+    "apiKey": {"type": "apiKey", "in": "header", "name": API_KEY_HEADER},
+}
+
 
 def install_access(api: FastAPI, settings: Settings, db: Database, *, base_url: str) -> None:
-    """Add the access middleware to ``api`` (no I/O; keys are read per request)."""
+    """Add the access middleware to ``api`` and declare the schemes in its OpenAPI schema (no
+    I/O; keys are read per request)."""
+    _declare_in_openapi(api, required=auth_required(settings))
     api.add_middleware(
         AccessMiddleware,
         policy=AccessPolicy.from_settings(settings, base_url),
@@ -29,6 +38,21 @@ def install_access(api: FastAPI, settings: Settings, db: Database, *, base_url: 
         rate=RateLimiter(settings.rate_limit_per_minute),
         streams=StreamLimiter(settings.max_streams_per_key),
     )
+
+
+def _declare_in_openapi(api: FastAPI, *, required: bool) -> None:
+    build = api.openapi
+
+    def openapi() -> dict[str, Any]:
+        if api.openapi_schema is None:
+            schema = build()
+            schema.setdefault("components", {})["securitySchemes"] = OPENAPI_SCHEMES
+            if required:
+                schema["security"] = [{name: []} for name in OPENAPI_SCHEMES]
+            api.openapi_schema = schema
+        return api.openapi_schema
+
+    api.openapi = openapi  # type: ignore[method-assign]
 
 
 __all__ = [
