@@ -18,12 +18,14 @@ deletes window slots, memory items and A2A tasks too.
 
 Dependencies are injectable for tests and embedding: ``model`` (default: from settings —
 OpenAI-compatible when ``llm_base_url`` is set, else the offline ``GroundedResponder``),
-``providers`` (default: the knowledge base provider), ``kb``, ``hooks`` (default: the
+``providers`` (default: the knowledge-base provider over the organisation-wide base ``kb`` and
+each turn owner's own documents, :mod:`smartctx.service.kb_api`), ``kb``, ``hooks`` (default: the
 personal-memory hook of :mod:`smartctx.service.personal_hook`), ``embedder``,
 ``counter``, ``clock``, ``history_formatter``, ``database``, ``memory``. The recaller
 embeds with ``embedder`` when one is given, else with ``settings.retrieval_embedder``. The
 personal-memory API (``smartctx.service.personal_api``, mounted unless ``hooks`` is given) and
-the dashboard at ``/ui`` (``smartctx.service.dashboard``) are mounted on the app.
+the dashboard at ``/ui`` (``smartctx.service.dashboard``) are mounted on the app, all behind the
+access middleware (:mod:`smartctx.service.auth`: credentials, Host and Origin checks, limits).
 """
 
 from __future__ import annotations
