@@ -51,7 +51,7 @@ from sqlalchemy import delete
 from sqlalchemy.orm import DeclarativeBase
 
 from smartctx import __version__
-from smartctx.agents import ChatModel, ContextProvider, KnowledgeProvider, model_from_settings
+from smartctx.agents import ChatModel, ContextProvider, model_from_settings
 from smartctx.core.clock import Clock, SystemClock
 from smartctx.core.embeddings import Embedder, get_embedder
 from smartctx.core.errors import InvalidInput, SmartCtxError
@@ -67,6 +67,9 @@ from smartctx.service.executor import HistoryFormatter, SmartctxExecutor
 from smartctx.service.forget_copies import CopiesForgetter
 from smartctx.service.handler import GuardedRequestHandler
 from smartctx.service.hooks import TurnHook
+from smartctx.service.kb_api import KnowledgeBases, LiveKnowledgeProvider, kb_router
+from smartctx.service.memories import MemoryService
+from smartctx.service.memories.routes import memories_router
 from smartctx.service.memory_api import error_response, memory_router
 from smartctx.service.owner import OwnerContextBuilder
 from smartctx.service.owner_memory import OwnerMemory
@@ -94,6 +97,8 @@ class ServiceApp:
     kb: KnowledgeBase | None
     personal: PersonalMemory | None = None
     owner_memory: OwnerMemory | None = None
+    memories: MemoryService | None = None
+    knowledge: KnowledgeBases | None = None
     startup_error: BaseException | None = None
     _started: list[Callable[[], None]] = field(default_factory=list)
     _own_db: bool = True
@@ -176,9 +181,24 @@ def create_app(
     )
     owner_memory = OwnerMemory(db, personal=personal) if with_memory else None
     turn_hooks = list(hooks) if hooks is not None else personal_hooks
+    retrieval_name = settings.retrieval_embedder
+
+    def retrieval_embedder() -> Embedder:
+        return embedder if embedder is not None else get_embedder(retrieval_name)
+
+    memories = MemoryService(
+        db,
+        embedder=retrieval_embedder,
+        clock=clock,
+        on_change=owner_memory.drop if owner_memory is not None else None,
+    )
     if providers is None:
         kb = kb or KnowledgeBase.builtin(db=db)
-        providers = [KnowledgeProvider(kb, k=settings.kb_top_k)] if settings.kb_top_k else []
+    knowledge = KnowledgeBases(db, default=kb, embedder=lambda: embedder)
+    if providers is None:
+        watcher = knowledge.default_watcher
+        top_k = settings.kb_top_k
+        providers = [LiveKnowledgeProvider(watcher, k=top_k)] if top_k and watcher else []
     executor = SmartctxExecutor(
         registry,
         settings,
@@ -216,6 +236,8 @@ def create_app(
         kb=kb,
         personal=personal,
         owner_memory=owner_memory,
+        memories=memories,
+        knowledge=knowledge,
         _own_db=database is None,
     )
     holder.append(service)
@@ -229,6 +251,8 @@ def create_app(
     _install_error_handlers(api)
     # Our routes first: the SDK's REST routes end with a catch-all ``/{tenant}`` mount.
     api.include_router(memory_router(registry))
+    api.include_router(memories_router(memories))
+    api.include_router(kb_router(knowledge))
     if personal_routes is not None:
         api.include_router(personal_routes)
     api.include_router(dashboard_router())
@@ -292,10 +316,9 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
     try:
         await service.db.migrate()
         await service.task_store.initialize()
-        if service.kb is not None:
-            if service.kb.db is not None:
-                await service.kb.load()
-            await asyncio.to_thread(service.kb.prepare)
+        watcher = service.knowledge.default_watcher if service.knowledge is not None else None
+        if service.kb is not None and (watcher is None or not await watcher.refresh()):
+            await asyncio.to_thread(service.kb.prepare)  # loaded by the watcher otherwise
     except BaseException as err:
         service.startup_error = err
         raise
