@@ -25,53 +25,35 @@ unreachable server names its URL.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any
 
-import httpx
-from a2a.utils.errors import A2AError
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.server.mcpserver import MCPServer
 
 from smartctx import __version__
-from smartctx.core.errors import InvalidInput, SmartCtxError
+from smartctx.core.errors import InvalidInput
 from smartctx.core.slots import SlotKind
 from smartctx.service.client import SmartctxClient, Transport
+from smartctx.service.mcp_common import READ_ONLY, WRITE, Backend, ToolContext, call
+from smartctx.service.mcp_context import register_context_extras
+from smartctx.service.mcp_memory import register_memory_tools
+from smartctx.service.memories.client import MemoryClient
 from smartctx.service.owner import DEFAULT_OWNER, check_owner
 
-T = TypeVar("T")
-ToolContext = Context[SmartctxClient, Any]
-
 INSTRUCTIONS = (
-    "smartctx keeps an agent's context window inside a token budget. Use list_contexts and "
-    "get_snapshot to see what a conversation remembers (slots with kind, priority, source, "
-    "tokens), get_prompt to see exactly what the model would be sent, add_slot to put a "
-    "document, tool log or memory into a context, and ask to talk to the smartctx agent."
+    "smartctx keeps an agent's context window inside a token budget and remembers users across "
+    "sessions. Long-term memory: add_memory, search_memories, get_memory, list_memories, "
+    "update_memory, delete_memory, memory_history, export_memories, import_memories. Context "
+    "windows: list_contexts, create_context, get_snapshot, get_prompt, add_slot, "
+    "assemble_prompt (relevant memories and documents put into a context within its budget, "
+    "then the prompt), ask (talk to the smartctx agent). Personal memory: get_profile, "
+    "list_pairs, forget (needs confirm=true). Knowledge base: kb_search, kb_ingest."
 )
-
-_READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
-_WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)
-
-
-async def _call(client: SmartctxClient, work: Awaitable[T]) -> T:
-    """Await ``work``, turning every expected failure into a readable tool error."""
-    try:
-        return await work
-    except SmartCtxError as err:
-        raise ToolError(f"{err.code}: {err.message}") from err
-    except A2AError as err:
-        raise ToolError(f"A2A error from {client.url}: {err}") from err
-    except httpx.HTTPError as err:
-        raise ToolError(
-            f"cannot reach the smartctx server at {client.url} ({type(err).__name__}: {err}); "
-            "start it with `smartctx serve` or pass the right --url"
-        ) from err
 
 
 def _client(ctx: ToolContext) -> SmartctxClient:
-    return ctx.request_context.lifespan_context
+    return ctx.request_context.lifespan_context.a2a
 
 
 def create_mcp_server(
@@ -80,7 +62,7 @@ def create_mcp_server(
     owner: str = DEFAULT_OWNER,
     transport: Transport = "jsonrpc",
     timeout: float = 120.0,
-) -> MCPServer[SmartctxClient]:
+) -> MCPServer[Backend]:
     """An MCP server exposing the memory of the smartctx server at ``url`` (no I/O here).
 
     ``transport`` is the A2A binding ``ask`` uses (``jsonrpc`` or ``rest``); ``timeout`` bounds
@@ -92,11 +74,14 @@ def create_mcp_server(
     owner = check_owner(owner)
 
     @asynccontextmanager
-    async def lifespan(_server: MCPServer[SmartctxClient]) -> AsyncIterator[SmartctxClient]:
-        async with SmartctxClient(url, owner=owner, transport=transport, timeout=timeout) as client:
-            yield client
+    async def lifespan(_server: MCPServer[Backend]) -> AsyncIterator[Backend]:
+        async with (
+            SmartctxClient(url, owner=owner, transport=transport, timeout=timeout) as client,
+            MemoryClient(url, owner=owner, timeout=timeout) as memory,
+        ):
+            yield Backend(client, memory)
 
-    server: MCPServer[SmartctxClient] = MCPServer(
+    server: MCPServer[Backend] = MCPServer(
         "smartctx",
         title="smartctx memory",
         instructions=INSTRUCTIONS,
@@ -105,14 +90,14 @@ def create_mcp_server(
         log_level="WARNING",
     )
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.tool(annotations=READ_ONLY)
     async def list_contexts(ctx: ToolContext) -> dict[str, Any]:
         """List the owner's contexts (id, preset, budget, version, log size), newest first."""
         client = _client(ctx)
-        contexts = await _call(client, client.contexts())
+        contexts = await call(client, client.contexts())
         return {"owner": client.owner, "contexts": contexts}
 
-    @server.tool(annotations=_WRITE)
+    @server.tool(annotations=WRITE)
     async def create_context(
         ctx: ToolContext,
         context_id: str | None = None,
@@ -124,31 +109,31 @@ def create_mcp_server(
         system_prompt becomes the pinned system slot. Omitted values take the server's
         defaults; an omitted context_id gets a fresh one. Fails if the context exists."""
         client = _client(ctx)
-        return await _call(
+        return await call(
             client,
             client.create_context(
                 context_id, preset=preset, budget=budget, system_prompt=system_prompt
             ),
         )
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.tool(annotations=READ_ONLY)
     async def get_snapshot(ctx: ToolContext, context_id: str) -> dict[str, Any]:
         """The context's snapshot: budget, tokens used, per-kind counts and tokens, the active
         slots (id, kind, priority, source_id, tokens, state, pinned, repeat_count, provenance,
         text) and the recent memory events."""
         client = _client(ctx)
-        return await _call(client, client.snapshot(context_id))
+        return await call(client, client.snapshot(context_id))
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.tool(annotations=READ_ONLY)
     async def get_prompt(
         ctx: ToolContext, context_id: str, query: str | None = None
     ) -> dict[str, Any]:
         """The prompt the model would be sent now (chat messages, plain text, slot ids, tokens).
         With a query, archived slots relevant to it may be recalled into the prompt."""
         client = _client(ctx)
-        return await _call(client, client.prompt(context_id, query))
+        return await call(client, client.prompt(context_id, query))
 
-    @server.tool(annotations=_WRITE)
+    @server.tool(annotations=WRITE)
     async def add_slot(
         ctx: ToolContext,
         context_id: str,
@@ -162,19 +147,19 @@ def create_mcp_server(
         overrides the kind's default (0-100). Returns the slot, whether it was admitted (a
         duplicate is merged or refused), the events and the new snapshot."""
         client = _client(ctx)
-        return await _call(
+        return await call(
             client,
             client.add_slot(context_id, kind.value, text, priority=priority, source_id=source_id),
         )
 
-    @server.tool(annotations=_WRITE)
+    @server.tool(annotations=WRITE)
     async def ask(ctx: ToolContext, text: str, context_id: str | None = None) -> dict[str, Any]:
         """Send a message to the smartctx agent over A2A and wait for its answer. Without
         context_id a new conversation starts (its id is in the result). Returns the reply text,
         context and task ids, the task state, the turn's memory events and a compact
         snapshot (budget, tokens used, counts per kind)."""
         client = _client(ctx)
-        reply = await _call(client, client.send(text, context_id))
+        reply = await call(client, client.send(text, context_id))
         return {
             "text": reply.text,
             "context_id": reply.context_id,
@@ -184,7 +169,9 @@ def create_mcp_server(
             "snapshot": reply.snapshot,
         }
 
+    register_memory_tools(server)
+    register_context_extras(server)
     return server
 
 
-__all__ = ["INSTRUCTIONS", "create_mcp_server"]
+__all__ = ["INSTRUCTIONS", "Backend", "create_mcp_server"]

@@ -157,8 +157,10 @@ class MemoryClient:
         result: dict[str, Any] = await self._json("PUT", f"/memories/{quote(memory_id)}", json=body)
         return result
 
-    async def delete(self, memory_id: str) -> dict[str, Any]:
-        result = await self._json("DELETE", f"/memories/{quote(memory_id)}")
+    async def delete(self, memory_id: str, *, forget: bool = False) -> dict[str, Any]:
+        """Delete one memory; ``forget`` erases its history too."""
+        params = {"forget": "true"} if forget else None
+        result = await self._json("DELETE", f"/memories/{quote(memory_id)}", params=params)
         return dict(result["deleted"])
 
     async def delete_all(

@@ -13,7 +13,7 @@ decides who is calling); a ``user_id`` sent by a mem0 client must name that same
 - ``DELETE /memories?confirm=true``    delete every memory passing the filters [delete_all]
 - ``GET    /memories/{id}``            one memory [get]
 - ``PUT    /memories/{id}``            new text and/or metadata; history kept [update]
-- ``DELETE /memories/{id}``            delete one [delete]
+- ``DELETE /memories/{id}[?forget=true]`` delete one (forget: and its history) [delete]
 - ``GET    /memories/{id}/history``    its changes, oldest first [history]
 
 Errors are ``{"error", "message", "detail"}`` with a 4xx status (400 bad input, 403 another
@@ -215,8 +215,11 @@ def memories_router(service: MemoryService) -> APIRouter:
         return memory.to_dict()
 
     @router.delete("/{memory_id}", summary="Delete one memory")
-    async def delete(memory_id: str, owner: Owner) -> dict[str, Any]:
-        return {"deleted": (await service.delete(owner, memory_id)).to_dict()}
+    async def delete(memory_id: str, owner: Owner, forget: bool = False) -> dict[str, Any]:
+        """The history keeps a ``DELETE`` entry with the old text; ``forget=true`` erases the
+        history too (privacy: no copy of the text is left)."""
+        gone = await service.delete(owner, memory_id, forget=forget)
+        return {"deleted": gone.to_dict()}
 
     @router.get("/{memory_id}/history", summary="The changes of one memory, oldest first")
     async def history(memory_id: str, owner: Owner) -> dict[str, Any]:

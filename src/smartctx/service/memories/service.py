@@ -405,9 +405,10 @@ class MemoryService:
         self._changed(owner)
         return after
 
-    async def delete(self, owner: str, memory_id: str) -> Memory:
-        """Delete one memory (its history keeps a ``DELETE`` entry); returns it."""
-        [gone] = await self._delete(owner, [memory_id], missing_ok=False)
+    async def delete(self, owner: str, memory_id: str, *, forget: bool = False) -> Memory:
+        """Delete one memory; returns it. Its history keeps a ``DELETE`` entry with the old
+        text, unless ``forget``: then the history goes too and no copy of the text is left."""
+        [gone] = await self._delete(owner, [memory_id], missing_ok=False, forget=forget)
         return gone
 
     async def delete_all(self, owner: str, flt: MemoryFilter | None = None) -> int:
@@ -420,7 +421,9 @@ class MemoryService:
             ids.extend(m.id for m in page)
         return len(await self._delete(owner, ids, missing_ok=True)) if ids else 0
 
-    async def _delete(self, owner: str, ids: Sequence[str], *, missing_ok: bool) -> list[Memory]:
+    async def _delete(
+        self, owner: str, ids: Sequence[str], *, missing_ok: bool, forget: bool = False
+    ) -> list[Memory]:
         now = self._now()
         async with self.db.session() as session:
             gone = await self._read(session, owner, ids)
@@ -437,6 +440,15 @@ class MemoryService:
                     MemoryInfoRow.owner == owner, MemoryInfoRow.item_id.in_(found)
                 )
             )
+            if forget:
+                await session.execute(
+                    delete(MemoryHistoryRow).where(
+                        MemoryHistoryRow.owner == owner, MemoryHistoryRow.item_id.in_(found)
+                    )
+                )
+                gone_history: list[Memory] = []
+            else:
+                gone_history = gone
             session.add_all(
                 MemoryHistoryRow(
                     owner=owner,
@@ -446,7 +458,7 @@ class MemoryService:
                     old_metadata=dict(m.metadata),
                     at=now,
                 )
-                for m in gone
+                for m in gone_history
             )
         idx = self.indexes.get(owner)
         async with idx.lock:
