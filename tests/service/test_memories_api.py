@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
+from smartctx.service.client import SmartctxClient
 from smartctx.service.server import ServerHandle
 
 StartServer = Callable[..., ServerHandle]
@@ -194,3 +195,20 @@ def test_export_then_import_round_trip_keeps_provenance(
     assert copy["origin"]["via"] == "import" and copy["origin"]["original_owner"] == "alice"
     assert copy["origin"]["previous_origin"] == {"via": "api"}
     assert [h["event"] for h in history] == ["ADD", "UPDATE", "IMPORT"]
+
+
+async def test_the_agent_recalls_added_and_updated_memories(server: ServerHandle) -> None:
+    async def recalled(question: str) -> list[str]:
+        async with SmartctxClient(server.url, owner="erin") as client:
+            reply = await client.send(question)
+            snapshot = await client.snapshot(reply.context_id)
+        return [str(s["text"]) for s in snapshot["slots"] if s["kind"] == "memory"]
+
+    async with httpx.AsyncClient(base_url=server.url, headers={"X-Smartctx-Owner": "erin"}) as h:
+        added = await h.post("/memories", json={"messages": "My employee number is 48213."})
+        [memory] = added.json()["results"]
+        assert "My employee number is 48213." in await recalled("What is my employee number?")
+        await h.put(f"/memories/{memory['id']}", json={"text": "My employee number is 50007."})
+        now = await recalled("What is my employee number?")
+    assert "My employee number is 50007." in now
+    assert not any("48213" in text for text in now)
