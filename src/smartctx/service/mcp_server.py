@@ -2,12 +2,14 @@
 
 ``create_mcp_server(url)`` returns an :class:`~mcp.server.mcpserver.MCPServer` whose tools call
 the server's HTTP memory API and its A2A endpoint through
-:class:`~smartctx.service.client.SmartctxClient`, so it works against any smartctx server URL
-(local or remote) and never opens the database itself. One client (one HTTP connection pool)
-lives for one MCP session: it is opened by the server's lifespan and closed when the session
-ends. Every call acts as one owner (``owner``, default ``"default"``).
+:class:`~smartctx.service.client.SmartctxClient` and
+:class:`~smartctx.service.memories.client.MemoryClient`, so it works against any smartctx
+server URL (local or remote) and never opens the database itself. The clients (HTTP connection
+pools) live for one MCP session: opened by the server's lifespan, closed when the session ends.
+Every call acts as one owner (``owner``, default ``"default"``). ``smartctx mcp`` serves it over
+stdio or streamable HTTP.
 
-Tools (results are the same JSON as the memory API; see ``smartctx.service.memory_api``):
+Context tools here (results are the same JSON as the memory API):
 
 - ``list_contexts()``: the owner's contexts.
 - ``create_context(context_id?, preset?, budget?, system_prompt?)``: a new context.
@@ -17,6 +19,9 @@ Tools (results are the same JSON as the memory API; see ``smartctx.service.memor
   whether it was admitted and what the funnel did.
 - ``ask(text, context_id?)``: send one A2A message to the agent and return its reply with the
   turn's memory events; without ``context_id`` a new context is started.
+
+Memory, profile, pairs, forget and knowledge-base tools: :mod:`smartctx.service.mcp_memory`;
+``assemble_prompt``, the resources and the prompts: :mod:`smartctx.service.mcp_context`.
 
 Failures come back as MCP tool errors (``is_error``) whose text says what went wrong and what to
 do: smartctx errors keep their code and message (``not_found: no context 'x' ...``), an
