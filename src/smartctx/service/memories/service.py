@@ -25,13 +25,14 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import and_, delete, func, select
+from sqlalchemy import delete, func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from smartctx.agents.memory_store import AgentMemoryRow
 from smartctx.core.clock import Clock, SystemClock
 from smartctx.core.embeddings import Embedder
-from smartctx.core.errors import InvalidInput, NotFound
+from smartctx.core.errors import Conflict, InvalidInput, NotFound
 from smartctx.service.memories.index import OwnerIndex, OwnerIndexes, Ranked
 from smartctx.service.memories.inputs import memories_from
 from smartctx.service.memories.records import (
@@ -43,39 +44,12 @@ from smartctx.service.memories.records import (
     check_text,
     now_iso,
 )
+from smartctx.service.memories.rows import history_row, joined, memory_of, read_memories
 from smartctx.service.memories.tables import MemoryHistoryRow, MemoryInfoRow
 from smartctx.store.db import Database
 
 SCAN_LIMIT = 5000
 """Rows one listing call reads at most (filters on metadata may skip many)."""
-
-
-def _memory(row: AgentMemoryRow, info: MemoryInfoRow | None) -> Memory:
-    return Memory(
-        id=row.item_id,
-        owner=row.owner,
-        text=row.text,
-        kind=row.kind,
-        agent_id=info.agent_id if info is not None else None,
-        session_id=row.thread or None,
-        metadata=dict(row.meta or {}),
-        created_at=row.created_at,
-        updated_at=info.updated_at if info is not None else None,
-        version=info.version if info is not None else 1,
-        provenance=tuple(row.provenance or ()),
-        origin=dict(info.origin) if info is not None else {"via": "conversation"},
-        seq=row.seq,
-    )
-
-
-def _joined() -> Any:
-    return select(AgentMemoryRow, MemoryInfoRow).outerjoin(
-        MemoryInfoRow,
-        and_(
-            MemoryInfoRow.owner == AgentMemoryRow.owner,
-            MemoryInfoRow.item_id == AgentMemoryRow.item_id,
-        ),
-    )
 
 
 class MemoryService:
@@ -103,18 +77,10 @@ class MemoryService:
 
     # -- reading ------------------------------------------------------------------------------
 
-    async def _read(self, session: AsyncSession, owner: str, ids: Sequence[str]) -> list[Memory]:
-        if not ids:
-            return []
-        rows = await session.execute(
-            _joined().where(AgentMemoryRow.owner == owner, AgentMemoryRow.item_id.in_(list(ids)))
-        )
-        return [_memory(row, info) for row, info in rows.all()]
-
     async def get(self, owner: str, memory_id: str) -> Memory:
         """The memory ``memory_id`` of ``owner``; ``NotFound`` when the owner has none."""
         async with self.db.session() as session:
-            found = await self._read(session, owner, [memory_id])
+            found = await read_memories(session, owner, [memory_id])
         if not found:
             raise NotFound(f"no memory {memory_id[:64]!r} for owner {owner!r}")
         return found[0]
@@ -134,7 +100,7 @@ class MemoryService:
         page: list[Memory] = []
         after, scanned = max(0, int(cursor)), 0
         while len(page) < limit and scanned < SCAN_LIMIT:
-            query = _joined().where(AgentMemoryRow.owner == owner, AgentMemoryRow.seq > after)
+            query = joined().where(AgentMemoryRow.owner == owner, AgentMemoryRow.seq > after)
             if flt.session_id is not None:
                 query = query.where(AgentMemoryRow.thread == flt.session_id)
             if flt.kinds:
@@ -146,7 +112,7 @@ class MemoryService:
                 ordered = query.order_by(AgentMemoryRow.seq).limit(batch)
                 rows = (await session.execute(ordered)).all()
             for position, (row, info) in enumerate(rows):
-                memory = _memory(row, info)
+                memory = memory_of(row, info)
                 after, scanned = memory.seq, scanned + 1
                 if flt.matches(memory.facets()):
                     page.append(memory)
@@ -169,7 +135,7 @@ class MemoryService:
                     .order_by(MemoryHistoryRow.seq)
                 )
             )
-            current = await self._read(session, owner, [memory_id]) if not rows else []
+            current = await read_memories(session, owner, [memory_id]) if not rows else []
         if rows:
             return [row.to_dict() for row in rows]
         if not current:
@@ -203,11 +169,11 @@ class MemoryService:
                 if int(total or 0) < len(idx.items):
                     idx.reset()
                 rows = await session.execute(
-                    _joined()
+                    joined()
                     .where(AgentMemoryRow.owner == owner, AgentMemoryRow.seq > idx.seen)
                     .order_by(AgentMemoryRow.seq)
                 )
-                fresh = [_memory(row, info) for row, info in rows.all()]
+                fresh = [memory_of(row, info) for row, info in rows.all()]
             if fresh:
                 await asyncio.to_thread(idx.put, fresh)
         return idx
@@ -232,7 +198,7 @@ class MemoryService:
         async with idx.lock:
             ranked = await asyncio.to_thread(idx.search, query, flt, limit)
         async with self.db.session() as session:
-            current = {m.id: m for m in await self._read(session, owner, [r.id for r in ranked])}
+            current = {m.id: m for m in await read_memories(session, owner, [r.id for r in ranked])}
         return [(current[r.id], r) for r in ranked if r.id in current]
 
     # -- writing ------------------------------------------------------------------------------
@@ -240,10 +206,16 @@ class MemoryService:
     async def add(self, owner: str, memories: Sequence[NewMemory]) -> list[tuple[Memory, str]]:
         """Store ``memories`` (one transaction); returns each with its event: ``ADD``, or
         ``NONE`` when the same text is already stored in the same scope (or an imported id is
-        taken)."""
+        taken). A concurrent writer storing the same id first makes it ``NONE`` on retry."""
         checked = [m.checked() for m in memories]
         if not checked:
             raise InvalidInput("nothing to add: give a text or at least one message")
+        try:
+            return await self._add(owner, checked)
+        except IntegrityError:
+            return await self._add(owner, checked)
+
+    async def _add(self, owner: str, checked: Sequence[NewMemory]) -> list[tuple[Memory, str]]:
         now = self._now()
         out: list[tuple[Memory, str]] = []
         async with self.db.session() as session:
@@ -272,7 +244,7 @@ class MemoryService:
                 )
                 session.add_all([row, info])
                 for past in new.history:
-                    session.add(self._history_row(owner, row.item_id, past))
+                    session.add(history_row(owner, row.item_id, past))
                 event = "IMPORT" if new.history or new.origin.get("via") == "import" else "ADD"
                 session.add(
                     MemoryHistoryRow(
@@ -285,7 +257,7 @@ class MemoryService:
                     )
                 )
                 await session.flush()
-                out.append((_memory(row, info), "ADD"))
+                out.append((memory_of(row, info), "ADD"))
         self._changed(owner)
         return out
 
@@ -312,26 +284,13 @@ class MemoryService:
         )
         return await self.add(owner, new) if new else []
 
-    @staticmethod
-    def _history_row(owner: str, item_id: str, past: dict[str, Any]) -> MemoryHistoryRow:
-        return MemoryHistoryRow(
-            owner=owner,
-            item_id=item_id,
-            event=str(past.get("event") or "ADD")[:16],
-            old_text=past.get("old_memory"),
-            new_text=past.get("new_memory"),
-            old_metadata=past.get("old_metadata"),
-            new_metadata=past.get("new_metadata"),
-            at=str(past.get("created_at") or ""),
-        )
-
     async def _same(self, session: AsyncSession, owner: str, new: NewMemory) -> Memory | None:
         """The stored memory a new one would repeat (same id, or same text and scope)."""
         if new.id is not None:
-            found = await self._read(session, owner, [new.id])
+            found = await read_memories(session, owner, [new.id])
             return found[0] if found else None
         rows = await session.execute(
-            _joined().where(
+            joined().where(
                 AgentMemoryRow.owner == owner,
                 AgentMemoryRow.kind == new.kind,
                 AgentMemoryRow.thread == (new.session_id or ""),
@@ -339,7 +298,7 @@ class MemoryService:
             )
         )
         for row, info in rows.all():
-            memory = _memory(row, info)
+            memory = memory_of(row, info)
             if memory.agent_id == new.agent_id:
                 return memory
         return None
@@ -361,14 +320,20 @@ class MemoryService:
         now = self._now()
         async with self.db.session() as session:
             found = await session.execute(
-                _joined().where(AgentMemoryRow.owner == owner, AgentMemoryRow.item_id == memory_id)
+                joined().where(AgentMemoryRow.owner == owner, AgentMemoryRow.item_id == memory_id)
             )
             pair = found.first()
             if pair is None:
                 raise NotFound(f"no memory {memory_id[:64]!r} for owner {owner!r}")
             old, info = pair
-            before = _memory(old, info)
-            await session.execute(delete(AgentMemoryRow).where(AgentMemoryRow.seq == old.seq))
+            before = memory_of(old, info)
+            gone = await session.execute(
+                delete(AgentMemoryRow).where(AgentMemoryRow.seq == old.seq)
+            )
+            if not getattr(gone, "rowcount", 0):
+                raise Conflict(
+                    f"memory {memory_id[:64]!r} changed while it was being updated: try again"
+                )
             await session.flush()
             row = AgentMemoryRow(
                 owner=owner,
@@ -401,7 +366,7 @@ class MemoryService:
                 )
             )
             await session.flush()
-            after = _memory(row, info)
+            after = memory_of(row, info)
         self._changed(owner)
         return after
 
@@ -412,21 +377,24 @@ class MemoryService:
         return gone
 
     async def delete_all(self, owner: str, flt: MemoryFilter | None = None) -> int:
-        """Delete every memory of the owner passing ``flt``; returns how many."""
+        """Delete every memory of the owner passing ``flt``, a page (one transaction) at a
+        time; returns how many."""
         flt = flt or MemoryFilter()
-        ids: list[str] = []
+        deleted = 0
         cursor: int | None = 0
         while cursor is not None:
-            page, cursor = await self.get_all(owner, flt, limit=1000, cursor=cursor)
-            ids.extend(m.id for m in page)
-        return len(await self._delete(owner, ids, missing_ok=True)) if ids else 0
+            page, cursor = await self.get_all(owner, flt, limit=500, cursor=cursor)
+            if page:
+                ids = [m.id for m in page]
+                deleted += len(await self._delete(owner, ids, missing_ok=True))
+        return deleted
 
     async def _delete(
         self, owner: str, ids: Sequence[str], *, missing_ok: bool, forget: bool = False
     ) -> list[Memory]:
         now = self._now()
         async with self.db.session() as session:
-            gone = await self._read(session, owner, ids)
+            gone = await read_memories(session, owner, ids)
             if not gone and not missing_ok:
                 raise NotFound(f"no memory {ids[0][:64]!r} for owner {owner!r}")
             found = [m.id for m in gone]
