@@ -80,11 +80,8 @@ def create_mcp_server(
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Backend]) -> AsyncIterator[Backend]:
-        async with (
-            SmartctxClient(url, owner=owner, transport=transport, timeout=timeout) as client,
-            MemoryClient(url, owner=owner, timeout=timeout) as memory,
-        ):
-            yield Backend(client, memory)
+        async with MemoryClient(url, owner=owner, transport=transport, timeout=timeout) as client:
+            yield Backend(client, client)  # one connection pool for both faces
 
     server: MCPServer[Backend] = MCPServer(
         "smartctx",

@@ -7,6 +7,7 @@
         print(await memory.history(hits[0]["id"]))
 
 Every call acts as ``owner`` (sent as the request's owner; the server decides who that is).
+It is a :class:`~smartctx.service.client.SmartctxClient` with the memory API added.
 Results are the JSON of the HTTP API (see :mod:`smartctx.service.memories.routes`); errors are
 the server's ``SmartCtxError`` subclasses (``NotFound``, ``InvalidInput``, ``Forbidden``...).
 Besides memories it reaches the knowledge base (``kb_search``, ``kb_ingest``) and personal
@@ -16,51 +17,22 @@ memory (``profile``, ``pairs``, ``forget_owner``, ``forget_item``). The construc
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from types import TracebackType
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
-from smartctx.service.client import _error_for
-from smartctx.service.owner import DEFAULT_OWNER, OWNER_HEADER
+from smartctx.service.client import SmartctxClient, _error_for
 
 
 def _clean(values: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-class MemoryClient:
-    """The memory API of one smartctx server, as one owner."""
-
-    def __init__(self, url: str, *, owner: str = DEFAULT_OWNER, timeout: float = 60.0) -> None:
-        self.url = url.rstrip("/")
-        self.owner = owner
-        self._http = httpx.AsyncClient(
-            base_url=self.url,
-            timeout=httpx.Timeout(timeout, connect=10.0),
-            headers={OWNER_HEADER: owner},
-        )
+class MemoryClient(SmartctxClient):
+    """The memory API of one smartctx server, as one owner (a :class:`SmartctxClient`, so A2A
+    and the context routes are there too)."""
 
     async def __aenter__(self) -> MemoryClient:
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        await self._http.aclose()
-
-    async def _json(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = await self._http.request(method, path, **kwargs)
-        if response.status_code >= 400:
-            raise _error_for(response)
-        return response.json()
 
     # -- memories (mem0 names) ----------------------------------------------------------------
 
