@@ -212,3 +212,26 @@ async def test_the_agent_recalls_added_and_updated_memories(server: ServerHandle
         now = await recalled("What is my employee number?")
     assert "My employee number is 50007." in now
     assert not any("48213" in text for text in now)
+
+
+def test_forget_erases_memories_with_their_history(start_server: StartServer) -> None:
+    server = start_server(hooks=None)  # with personal memory and its forget routes
+    text = "My locker code is 4711 and nobody else knows it."
+    with httpx.Client(base_url=server.url, headers={"X-Smartctx-Owner": "fay"}) as fay:
+        fay.post("/memory/owners/fay/pairs", json={"id": "p1", "user_text": text})
+        [memory] = fay.post("/memories", json={"messages": text}).json()["results"]
+        [other] = fay.post("/memories", json={"messages": "Fay likes green tea."}).json()["results"]
+        fay.put(f"/memories/{memory['id']}", json={"metadata": {"tag": "x"}})
+        forgot = fay.delete("/memory/owners/fay/items/pair/p1")
+        assert forgot.status_code == 200, forgot.text
+        assert fay.get(f"/memories/{memory['id']}/history").status_code == 404
+        assert fay.get(f"/memories/{other['id']}").status_code == 200
+        assert fay.delete("/memory/owners/fay").status_code == 200
+        assert fay.get(f"/memories/{other['id']}/history").status_code == 404
+        assert fay.get("/memories").json()["results"] == []
+
+
+def test_openapi_documents_the_memory_and_kb_routes(http: httpx.Client) -> None:
+    paths = http.get("/openapi.json").json()["paths"]
+    assert {"/memories", "/memories/search", "/memories/{memory_id}/history"} <= set(paths)
+    assert {"/memories/export", "/memories/import", "/kb/documents", "/kb/search"} <= set(paths)

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from smartctx.agents.memory_store import AgentMemoryRow
 from smartctx.service.memories.records import Memory
 from smartctx.service.memories.tables import MemoryHistoryRow, MemoryInfoRow
+from smartctx.store.db import Database
 
 
 def memory_of(row: AgentMemoryRow, info: MemoryInfoRow | None) -> Memory:
@@ -68,4 +69,19 @@ def history_row(owner: str, item_id: str, past: dict[str, Any]) -> MemoryHistory
     )
 
 
-__all__ = ["history_row", "joined", "memory_of", "read_memories"]
+async def erase_records(db: Database, owner: str, ids: Sequence[str]) -> int:
+    """Delete the info and history rows of the owner's items ``ids`` (privacy forget: the
+    history holds old texts); returns the rows deleted. Tables missing (not migrated) count 0."""
+    if not ids:
+        return 0
+    deleted = 0
+    async with db.session() as session:
+        for table in (MemoryHistoryRow, MemoryInfoRow):
+            result = await session.execute(
+                delete(table).where(table.owner == owner, table.item_id.in_(list(ids)))
+            )
+            deleted += int(getattr(result, "rowcount", 0) or 0)
+    return deleted
+
+
+__all__ = ["erase_records", "history_row", "joined", "memory_of", "read_memories"]
