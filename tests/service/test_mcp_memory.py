@@ -116,7 +116,15 @@ def mcp_http(server: ServerHandle) -> Iterator[str]:
 
 async def test_assemble_prompt_resources_and_prompts_over_streamable_http(mcp_http: str) -> None:
     async with Client(mcp_http) as client:
-        await call(client, "add_memory", text="My employee number is 48213.")
+        await call(
+            client,
+            "add_memory",
+            messages=[
+                {"role": "user", "content": "My employee number is 48213."},
+                {"role": "assistant", "content": "Noted."},
+            ],
+        )
+        both = await error(client, "add_memory", text="x", messages=[])
         ingested = await call(
             client, "kb_ingest", name="badges.md", text="# Badges\n\nLost badges: room B12."
         )
@@ -135,6 +143,7 @@ async def test_assemble_prompt_resources_and_prompts_over_streamable_http(mcp_ht
         continued = await client.get_prompt(
             "continue_context", {"context_id": context_id, "question": "And my number?"}
         )
+    assert "either text or messages" in both
     assert ingested["status"] == "added" and kb["results"][0]["source_id"] == "kb:badges.md#1"
     assert {"memory"} <= {a["kind"] for a in built["added"]}
     assert "48213" in built["prompt"]["text"] and "[source: mem:" in built["prompt"]["text"]

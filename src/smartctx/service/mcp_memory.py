@@ -37,20 +37,33 @@ def register_memory_tools(server: MCPServer[Backend]) -> None:
     @server.tool(annotations=WRITE)
     async def add_memory(
         ctx: ToolContext,
-        text: str,
+        text: str | None = None,
+        messages: list[dict[str, str]] | None = None,
         agent_id: str | None = None,
         session_id: str | None = None,
         metadata: dict[str, Any] | None = None,
         kind: str | None = None,
+        infer: bool = True,
     ) -> dict[str, Any]:
-        """Remember one text for the owner (like mem0's add). agent_id and session_id scope it;
-        metadata is any JSON object to filter on later; kind defaults to "fact". Sensitive
-        values (e-mails, phone and card numbers, secrets) are redacted. The same text in the
-        same scope is stored once (event NONE). Returns the stored memories with their ids."""
+        """Remember something for the owner (like mem0's add): either one text, stored as
+        given, or chat messages ([{"role": "user", "content": ...}, ...]) whose user messages
+        are mined for facts (infer=false stores every message verbatim). agent_id and
+        session_id scope it; metadata is any JSON object to filter on later; kind defaults to
+        "fact". Sensitive values (e-mails, phone and card numbers, secrets) are redacted. The
+        same text in the same scope is stored once (event NONE). Returns what was stored."""
+        if (text is None) == (messages is None):
+            raise ToolError("give either text or messages")
         memory = backend(ctx).memory
         results = await call(
             memory,
-            memory.add(text, agent_id=agent_id, run_id=session_id, metadata=metadata, kind=kind),
+            memory.add(
+                text if text is not None else messages or [],
+                agent_id=agent_id,
+                run_id=session_id,
+                metadata=metadata,
+                kind=kind,
+                infer=infer,
+            ),
         )
         return {"results": results}
 
