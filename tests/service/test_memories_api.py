@@ -9,7 +9,9 @@ import httpx
 import pytest
 
 from smartctx.service.client import SmartctxClient
+from smartctx.service.memories import MemoryService
 from smartctx.service.server import ServerHandle
+from smartctx.store import Database
 
 StartServer = Callable[..., ServerHandle]
 
@@ -235,3 +237,26 @@ def test_openapi_documents_the_memory_and_kb_routes(http: httpx.Client) -> None:
     paths = http.get("/openapi.json").json()["paths"]
     assert {"/memories", "/memories/search", "/memories/{memory_id}/history"} <= set(paths)
     assert {"/memories/export", "/memories/import", "/kb/documents", "/kb/search"} <= set(paths)
+
+
+async def test_a_running_server_recalls_what_another_process_updated(
+    server: ServerHandle, db_url: str
+) -> None:
+    """The CLI (another process, another ``MemoryService``) writes the server's database."""
+
+    async def recalled() -> list[str]:
+        async with SmartctxClient(server.url, owner="gus") as client:
+            reply = await client.send("What is my badge number?")
+            snapshot = await client.snapshot(reply.context_id)
+        return [str(s["text"]) for s in snapshot["slots"] if s["kind"] == "memory"]
+
+    db = Database(db_url)
+    try:
+        outside = MemoryService(db)
+        [(memory, _)] = await outside.remember("gus", "My badge number is 1234.")
+        assert "My badge number is 1234." in await recalled()
+        await outside.update("gus", memory.id, text="My badge number is 5678.")
+        now = await recalled()
+    finally:
+        await db.close()
+    assert "My badge number is 5678." in now and not any("1234" in t for t in now)
