@@ -8,8 +8,10 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
+from smartctx.core.errors import Forbidden, NotFound
 from smartctx.service.client import SmartctxClient
 from smartctx.service.memories import MemoryService
+from smartctx.service.memories.client import MemoryClient
 from smartctx.service.server import ServerHandle
 from smartctx.store import Database
 
@@ -260,3 +262,30 @@ async def test_a_running_server_recalls_what_another_process_updated(
     finally:
         await db.close()
     assert "My badge number is 5678." in now and not any("1234" in t for t in now)
+
+
+async def test_the_python_client_with_mem0_names(server: ServerHandle) -> None:
+    async with MemoryClient(server.url, owner="hal") as memory:
+        [added] = await memory.add(
+            [{"role": "user", "content": "I work at the Busan office."}], agent_id="hr"
+        )
+        await memory.add("Hal drinks green tea.", run_id="s9", metadata={"topic": "food"})
+        [hit] = await memory.search("green tea", filters={"topic": "food"}, run_id="s9")
+        page = await memory.get_all(agent_id="hr")
+        updated = await memory.update(added["id"], "I work at the Seoul office.")
+        history = await memory.history(added["id"])
+        lines = [line async for line in memory.export()]
+        removed = await memory.delete_all(agent_id="hr")
+        left = await memory.get_all()
+        with pytest.raises(Forbidden):
+            await memory.add("x y z words", user_id="someone-else")
+        with pytest.raises(NotFound):
+            await memory.get(added["id"])
+        restored = await memory.import_(lines)
+    assert hit["memory"] == "Hal drinks green tea." and hit["session_id"] == "s9"
+    assert [m["id"] for m in page["results"]] == [added["id"]]
+    assert updated["version"] == 2 and [h["event"] for h in history] == ["ADD", "UPDATE"]
+    assert len(lines) == 2 and removed == 1
+    assert [m["memory"] for m in left["results"]] == ["Hal drinks green tea."]
+    # export is in store order: the updated memory was stored again, after the other one
+    assert restored == {"imported": 1, "skipped": 1, "ids": [hit["id"], added["id"]]}
