@@ -143,7 +143,7 @@ def list_memories(
     cursor: Annotated[int, typer.Option(min=0, help="next_cursor of the previous page")] = 0,
     as_json: AsJson = False,
 ) -> None:
-    """List the owner's memories, oldest first (mem0's get_all).
+    """List the owner's memories, least recently written first (mem0's get_all).
 
     Example: smartctx memory list --owner alice --agent-id travel
     """

@@ -114,8 +114,8 @@ def register_memory_tools(server: MCPServer[Backend]) -> None:
         limit: int = 100,
         cursor: int = 0,
     ) -> dict[str, Any]:
-        """The owner's memories, oldest first, one page (limit 1-1000); pass next_cursor back as
-        cursor for the next page (null: no more)."""
+        """The owner's memories, least recently written first, one page (limit 1-1000);
+        pass next_cursor back as cursor for the next page (null: no more)."""
         memory = backend(ctx).memory
         return await call(
             memory,

@@ -156,7 +156,8 @@ def memories_router(service: MemoryService) -> APIRouter:
         limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 100,
         cursor: Annotated[int, Query(ge=0)] = 0,
     ) -> dict[str, Any]:
-        """Oldest first; pass ``next_cursor`` back as ``cursor`` for the next page."""
+        """Least recently written first (an update moves a memory to the end); pass
+        ``next_cursor`` back as ``cursor`` for the next page."""
         page, after = await service.get_all(
             owner, fields.to_filter(owner), limit=limit, cursor=cursor
         )

@@ -93,7 +93,8 @@ class MemoryService:
         limit: int = 100,
         cursor: int = 0,
     ) -> tuple[list[Memory], int | None]:
-        """A page of the owner's memories passing ``flt``, oldest first, after ``cursor`` (a
+        """A page of the owner's memories passing ``flt``, least recently written first (an
+        update moves a memory to the end), after ``cursor`` (a
         ``seq``); returns the page and the cursor of the next page (``None`` at the end)."""
         flt = flt or MemoryFilter()
         limit = check_limit(limit)
@@ -439,7 +440,7 @@ class MemoryService:
     async def export(
         self, owner: str, flt: MemoryFilter | None = None, *, page: int = 500
     ) -> AsyncIterator[tuple[Memory, list[dict[str, Any]]]]:
-        """Every memory passing ``flt`` with its history, oldest first, a page at a time."""
+        """Every memory passing ``flt`` with its history, in ``get_all`` order, a page at a time."""
         cursor: int | None = 0
         while cursor is not None:
             memories, cursor = await self.get_all(owner, flt, limit=page, cursor=cursor)
