@@ -271,8 +271,9 @@ def import_(
     path: Annotated[Path, typer.Argument(help="a JSON Lines export", exists=True, dir_okay=False)],
     owner: OwnerOpt = "default",
 ) -> None:
-    """Import an export into the owner's memories (atomic; ids kept, so a second import of
-    the same file adds nothing).
+    """Import an export into the owner's memories (atomic; ids kept).
+
+    A second import of the same file adds nothing; a bad line rejects the whole file.
 
     Example: smartctx memory import alice.jsonl --owner bob
     """
