@@ -39,14 +39,14 @@ async def error(client: Client, tool: str, **arguments: Any) -> str:
 async def test_the_tools_and_their_schemas(server: ServerHandle) -> None:
     async with Client(create_mcp_server(server.url)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) == {
+    assert {
         "list_contexts",
         "create_context",
         "get_snapshot",
         "get_prompt",
         "add_slot",
         "ask",
-    }
+    } <= set(tools)
     add_slot = tools["add_slot"].input_schema
     assert add_slot["required"] == ["context_id", "kind", "text"]
     assert add_slot["$defs"]["SlotKind"]["enum"] == [

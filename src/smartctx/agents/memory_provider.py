@@ -101,7 +101,7 @@ class LongTermMemoryProvider(ContextProvider):
             new = await self.store.since(self.owner, self._seen)
             if not new:
                 return
-            self._index([i for i in new if i.id not in self._items])
+            self._index(new)  # a known id under a new seq was updated: index it again
             self._seen = max(self._seen, *(i.seq for i in new))
 
     def _index(self, items: Sequence[MemoryItem]) -> None:

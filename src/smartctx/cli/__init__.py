@@ -13,6 +13,7 @@ from smartctx.cli import demo as _demo  # noqa: F401  # isort: skip
 from smartctx.cli import serve as _serve  # noqa: F401  # isort: skip
 from smartctx.cli import client as _client  # noqa: F401  # isort: skip
 from smartctx.cli import memory as _memory  # noqa: F401  # isort: skip
+from smartctx.cli import memories as _memories  # noqa: F401  # isort: skip
 from smartctx.cli import bench as _bench  # noqa: F401  # isort: skip
 from smartctx.cli import bench_locomo as _bench_locomo  # noqa: F401  # isort: skip
 from smartctx.cli import simulate as _simulate  # noqa: F401  # isort: skip

@@ -1,12 +1,15 @@
-"""``smartctx mcp``: the memory as MCP tools, over stdio.
+"""``smartctx mcp``: the memory as MCP tools, over stdio or streamable HTTP (``--http``).
 
-Stdout is the MCP channel, so everything this command says goes to stderr.
+Over stdio, stdout is the MCP channel, so everything this command says goes to stderr; over
+HTTP the endpoint's URL is the first line on stderr.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -39,6 +42,19 @@ def _backend(url: str | None, database: str | None) -> Iterator[str]:
         yield handle.url
 
 
+def _serve_http(server: Any, host: str, port: int) -> None:
+    """Serve ``server`` over streamable HTTP at ``http://host:port/mcp`` until interrupted."""
+    import uvicorn
+
+    from smartctx.service.server import bind_socket, public_url
+
+    sock = bind_socket(host, port)
+    url = f"{public_url(host, sock.getsockname()[1])}/mcp"
+    print(f"smartctx mcp: streamable HTTP at {url}", file=sys.stderr, flush=True)
+    config = uvicorn.Config(server.streamable_http_app(host=host), log_level="warning")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
 @app.command()
 def mcp(
     url: str = typer.Option(
@@ -56,13 +72,20 @@ def mcp(
         None, "--api-key", envvar="SMARTCTX_API_KEY", help="API key or JWT of the server"
     ),
     transport: str = typer.Option("jsonrpc", help="A2A binding for the ask tool: jsonrpc or rest"),
+    http: bool = typer.Option(False, "--http", help="serve streamable HTTP instead of stdio"),
+    host: str = typer.Option("127.0.0.1", help="with --http: the address to listen on"),
+    port: int = typer.Option(8001, help="with --http: the port (0 picks a free one)"),
 ) -> None:
-    """Serve the smartctx memory as MCP tools over stdio (list_contexts, create_context,
-    get_snapshot, get_prompt, add_slot, ask), for any MCP client.
+    """Serve the smartctx memory as MCP tools, resources and prompts over stdio (or streamable
+    HTTP with --http), for any MCP client: memories (add, search, get, list, update, delete,
+    history, export, import), contexts (create, snapshot, prompt, add_slot, assemble_prompt,
+    ask), profile, pairs, forget, knowledge-base search and ingest.
 
     Example: smartctx mcp --url http://127.0.0.1:8000
 
     Example: SMARTCTX_API_KEY=sctx_... smartctx mcp --url https://ctx.example.com
+
+    Example: smartctx mcp --url http://127.0.0.1:8000 --http --port 8001
 
     Example: smartctx mcp --database sqlite+aiosqlite:///./smartctx.db
 
@@ -83,7 +106,10 @@ def mcp(
                 api_key=api_key,
                 transport="rest" if transport == "rest" else "jsonrpc",
             )
-            server.run("stdio")
+            if http:
+                _serve_http(server, host, port)
+            else:
+                server.run("stdio")
     except SmartCtxError as err:
         err_console.print(f"[red]error:[/] {err.message}")
         raise typer.Exit(2) from err

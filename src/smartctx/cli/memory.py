@@ -27,7 +27,8 @@ T = TypeVar("T")
 memory_app = typer.Typer(
     name="memory",
     help=(
-        "Personal memory: tiers (pair -> session -> day -> week -> profile), profile, forget.\n\n"
+        "Personal memory: tiers (pair -> session -> day -> week -> profile), profile, forget;\n"
+        "long-term memories: add, search, list, get, update, delete, history, export, import.\n\n"
         "Example: smartctx memory compact --force && smartctx memory profile alice"
     ),
     no_args_is_help=True,

@@ -7,9 +7,11 @@ stored documents only. Contract:
 - ``search(query, k, owner=...)`` ranks the organisation's chunks and the owner's together and
   never reads another owner's documents: retrieval does not cross owners;
 - an owner's base is read from the store on first use (``await view(owner)``) and kept, at most
-  ``max_owners`` of them, least recently used first out; documents written through this object
-  update the kept base at once; documents written by another process are seen once that base
-  has left the cache (or after a restart);
+  ``max_owners`` of them, least recently used first out; every base (the organisation's too) is
+  kept in step with the store by a :class:`~smartctx.retrieval.kb_version.KBWatcher`: one
+  primary-key lookup per ``view``, a reload only when the owner's change token moved, so a
+  ``smartctx kb add`` from another process (or a write through another replica) is retrieved by
+  the next turn without a restart;
 - writes to the organisation's base are for admins: the service checks that, not this class.
 The constructor does no I/O.
 """
@@ -20,7 +22,9 @@ import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from smartctx.retrieval.chunking import content_hash
 from smartctx.retrieval.kb import DocumentInfo, KBHit, KnowledgeBase
+from smartctx.retrieval.kb_version import KBWatcher
 from smartctx.store import Database
 
 ORG_SCOPE = "#org"
@@ -36,11 +40,13 @@ class OwnerView:
     own: KnowledgeBase | None
 
     def search(self, query: str, k: int = 3) -> list[KBHit]:
-        """At most ``k`` hits from both bases, best fused score first (ties: organisation first)."""
+        """At most ``k`` hits from both bases, best fused score first. Fused scores of two
+        indexes tie at the top ranks, so ties go to the higher cosine (one embedder serves both
+        bases, so cosines compare), then to the organisation."""
         hits = self.org.search(query, k)
         if self.own is not None:
             hits = hits + self.own.search(query, k)
-        return sorted(hits, key=lambda h: -h.score)[:k]
+        return sorted(hits, key=lambda h: (-h.score, -h.similarity))[:k]
 
 
 class ScopedKnowledge:
@@ -54,7 +60,8 @@ class ScopedKnowledge:
         self.org = org
         self.db = db
         self.max_owners = max(1, max_owners)
-        self._owners: OrderedDict[str, KnowledgeBase] = OrderedDict()
+        self.org_watcher = KBWatcher(org)
+        self._owners: OrderedDict[str, KBWatcher] = OrderedDict()
         self._lock = asyncio.Lock()
 
     def _new_base(self, owner: str) -> KnowledgeBase:
@@ -62,45 +69,61 @@ class ScopedKnowledge:
             db=self.db, owner=owner, embedder=self.org.embedder, counter=self.org.counter
         )
 
-    async def base(self, owner: str) -> KnowledgeBase | None:
-        """The owner's own base, loaded on first use; None without a database."""
+    async def _watcher(self, owner: str) -> KBWatcher | None:
+        """The owner's watched base, brought up to date with the store; None without one."""
         if self.db is None:
             return None
         async with self._lock:
-            kb = self._owners.get(owner)
-            if kb is None:
-                kb = self._new_base(owner)
-                await kb.load()
-                self._owners[owner] = kb
+            watcher = self._owners.get(owner)
+            if watcher is None:
+                watcher = self._owners[owner] = KBWatcher(self._new_base(owner))
                 while len(self._owners) > self.max_owners:
                     self._owners.popitem(last=False)
             self._owners.move_to_end(owner)
-            return kb
+        await watcher.refresh()
+        return watcher
+
+    async def base(self, owner: str) -> KnowledgeBase | None:
+        """The owner's own base, current with the store; None without a database."""
+        watcher = await self._watcher(owner)
+        return watcher.kb if watcher is not None else None
 
     async def view(self, owner: str) -> OwnerView:
-        """What ``owner`` retrieves from."""
+        """What ``owner`` retrieves from, both bases current with the store."""
+        await self.org_watcher.refresh()
         return OwnerView(self.org, await self.base(owner))
 
     async def documents(self, owner: str) -> dict[str, list[DocumentInfo]]:
         """The documents ``owner`` sees, by scope: ``org`` and ``owner``."""
-        own = await self.base(owner)
-        return {"org": self.org.documents(), "owner": own.documents() if own else []}
+        view = await self.view(owner)
+        return {"org": view.org.documents(), "owner": view.own.documents() if view.own else []}
 
-    async def put(self, owner: str | None, name: str, text: str) -> int:
-        """Add or replace a document of ``owner`` (None: the organisation); returns its chunks.
-        Persisted before it returns."""
-        kb = self.org if owner is None else await self.base(owner)
-        kb = self.org if kb is None else kb  # no database: ``save`` below names the problem
-        chunks = kb.add_text(name, text)
-        await kb.save()
-        return len(chunks)
+    async def put(self, owner: str | None, name: str, text: str) -> tuple[int, str]:
+        """Add or replace a document of ``owner`` (None: the organisation); returns its chunk
+        count and ``"added"``, ``"replaced"`` or ``"unchanged"``. Persisted before it returns."""
+        watcher = await self._watcher(owner) if owner is not None else None
+        watcher = watcher or self.org_watcher  # no database: ``save`` below names the problem
+        if watcher is self.org_watcher:
+            await watcher.refresh()
+        kb = watcher.kb
+        async with watcher.lock:
+            before = {d.name: d.content_hash for d in kb.documents()}
+            chunks = await asyncio.to_thread(kb.add_text, name, text)
+            await kb.save()
+        doc = chunks[0].doc if chunks else name
+        old = before.get(doc)
+        status = "added" if old is None else "unchanged"
+        if old is not None and old != content_hash(text):
+            status = "replaced"
+        return len(chunks), status
 
     async def remove(self, owner: str | None, name: str) -> None:
         """Remove a document of ``owner`` (None: the organisation); ``NotFound`` if absent."""
-        kb = self.org if owner is None else await self.base(owner)
-        kb = self.org if kb is None else kb
-        kb.remove(name)  # an owner's base holds only the owner's documents
-        await kb.save()
+        watcher = await self._watcher(owner) if owner is not None else None
+        watcher = watcher or self.org_watcher
+        async with watcher.lock:
+            watcher.kb.remove(name)  # an owner's base holds only the owner's documents
+            await watcher.kb.save()
 
     async def forget_owner(self, owner: str) -> int:
         """Drop the owner's kept base (its rows are deleted by the knowledge-base forgetter)."""

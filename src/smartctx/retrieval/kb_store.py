@@ -22,6 +22,7 @@ from sqlalchemy import JSON, Integer, LargeBinary, String, Text, delete, func, s
 from sqlalchemy.orm import Mapped, mapped_column
 
 from smartctx.core.embeddings import Vector
+from smartctx.retrieval import kb_version
 from smartctx.retrieval.chunking import Chunk
 from smartctx.store import Base, Database
 
@@ -124,6 +125,7 @@ class KBStore:
                     )
                 )
             session.add_all(rows)
+            await kb_version.renew(session, owner)
 
     async def read(self, owner: str) -> list[StoredDocument]:
         """Every stored document of ``owner``, by name, chunks in position order."""
@@ -166,6 +168,7 @@ class KBStore:
             )
             count = int(counted.scalar_one())
             await session.execute(delete(KBChunkRow).where(KBChunkRow.owner == owner))
+            await kb_version.drop(session, owner)
         return count
 
 

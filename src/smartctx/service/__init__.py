@@ -19,6 +19,9 @@ free of cycles)::
 - ``SmartctxClient(url, *, transport="jsonrpc"|"rest", owner="default")`` with ``send``,
   ``stream``, ``create_context``, ``snapshot``, ``prompt``, ``add_slot``, ``contexts``,
   ``events``; ``Reply`` and ``StreamEvent``;
+- ``MemoryClient(url, *, owner)``: the memory API with mem0's names (``add``, ``search``,
+  ``get``, ``get_all``, ``update``, ``delete``, ``delete_all``, ``history``, ``export``,
+  ``import_``); ``MemoryService(db)``: the service layer under it, the CLI and MCP;
 - ``TurnHook`` / ``TurnContext``: the per-turn extension contract.
 """
 
@@ -38,6 +41,8 @@ _EXPORTS = {
     "create_app": "smartctx.service.app",
     "Reply": "smartctx.service.client",
     "SmartctxClient": "smartctx.service.client",
+    "MemoryClient": "smartctx.service.memories.client",
+    "MemoryService": "smartctx.service.memories.service",
     "StreamEvent": "smartctx.service.client",
     "TurnContext": "smartctx.service.hooks",
     "TurnHook": "smartctx.service.hooks",

@@ -72,6 +72,8 @@ from smartctx.service.forget_copies import CopiesForgetter
 from smartctx.service.handler import GuardedRequestHandler
 from smartctx.service.hooks import TurnHook
 from smartctx.service.kb_api import ScopedKnowledgeProvider, kb_router
+from smartctx.service.memories import MemoryService
+from smartctx.service.memories.routes import memories_router
 from smartctx.service.memory_api import error_response, memory_router
 from smartctx.service.owner import OwnerContextBuilder
 from smartctx.service.owner_memory import OwnerMemory
@@ -99,6 +101,8 @@ class ServiceApp:
     kb: KnowledgeBase | None
     personal: PersonalMemory | None = None
     owner_memory: OwnerMemory | None = None
+    memories: MemoryService | None = None
+    knowledge: ScopedKnowledge | None = None
     startup_error: BaseException | None = None
     _started: list[Callable[[], None]] = field(default_factory=list)
     _own_db: bool = True
@@ -181,6 +185,17 @@ def create_app(
     )
     owner_memory = OwnerMemory(db, personal=personal) if with_memory else None
     turn_hooks = list(hooks) if hooks is not None else personal_hooks
+    retrieval_name = settings.retrieval_embedder
+
+    def retrieval_embedder() -> Embedder:
+        return embedder if embedder is not None else get_embedder(retrieval_name)
+
+    memories = MemoryService(
+        db,
+        embedder=retrieval_embedder,
+        clock=clock,
+        on_change=owner_memory.drop if owner_memory is not None else None,
+    )
     scoped: ScopedKnowledge | None = None
     if providers is None:
         kb = kb or KnowledgeBase.builtin(db=db, owner=ORG_SCOPE)
@@ -224,6 +239,8 @@ def create_app(
         kb=kb,
         personal=personal,
         owner_memory=owner_memory,
+        memories=memories,
+        knowledge=scoped,
         _own_db=database is None,
     )
     holder.append(service)
@@ -240,6 +257,7 @@ def create_app(
     install_access(api, settings, db, base_url=base)
     # Our routes first: the SDK's REST routes end with a catch-all ``/{tenant}`` mount.
     api.include_router(memory_router(registry))
+    api.include_router(memories_router(memories))
     if personal_routes is not None:
         api.include_router(personal_routes)
     api.include_router(dashboard_router())
@@ -305,7 +323,10 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
     try:
         await service.db.migrate()
         await service.task_store.initialize()
-        if service.kb is not None:
+        knowledge = service.knowledge
+        if knowledge is not None and await knowledge.org_watcher.refresh():
+            pass  # the watcher loaded and indexed the base
+        elif service.kb is not None:
             if service.kb.db is not None:
                 await service.kb.load()
             await asyncio.to_thread(service.kb.prepare)

@@ -1,21 +1,27 @@
 """Knowledge-base scopes in the service: the per-owner retrieval provider and the HTTP routes.
 
 Every turn retrieves from the organisation-wide base and the turn owner's own documents
-(:class:`~smartctx.retrieval.kb_scopes.ScopedKnowledge`), never from another owner's. Routes
-(JSON; the owner is the request's, :func:`smartctx.service.owner.owner_of`):
+(:class:`~smartctx.retrieval.kb_scopes.ScopedKnowledge`), never from another owner's, and both
+are kept current with the store (a ``smartctx kb add`` while the server runs is retrieved by the
+next turn). Routes (JSON; the owner is the request's, :func:`smartctx.service.owner.owner_of`;
+``scope=org`` acts on the organisation's base and needs an admin for writes):
 
-- ``GET    /memory/kb/documents``               the documents the owner sees, by scope
-- ``PUT    /memory/kb/documents/{name}``         add or replace one of the owner's documents;
-  ``?scope=org`` writes the organisation's base instead (admin only)
-- ``DELETE /memory/kb/documents/{name}[?scope=org]`` remove one (the organisation's: admin only)
+- ``GET    /kb/search?query=&k=``                the chunks the owner may retrieve, best first
+- ``GET    /kb/documents``                       the documents the owner sees (both scopes)
+- ``POST   /kb/documents``                       ``{"name": "printers.md", "text": "# ..."}``:
+  add or replace one of the owner's documents (``"scope": "org"`` for the organisation's)
+- ``GET    /memory/kb/documents``                the same documents, by scope
+- ``PUT    /memory/kb/documents/{name}[?scope=org]``  add or replace one document
+- ``DELETE /memory/kb/documents/{name}[?scope=org]``  remove one
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import asdict
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from smartctx.agents import KnowledgeProvider
@@ -24,6 +30,7 @@ from smartctx.retrieval.kb_scopes import ScopedKnowledge
 from smartctx.service.owner import DEFAULT_OWNER, owner_of, require_admin
 
 Scope = Literal["owner", "org"]
+MAX_DOCUMENT_CHARS = 1_000_000
 
 
 class ScopedKnowledgeProvider(KnowledgeProvider):
@@ -46,7 +53,14 @@ class ScopedKnowledgeProvider(KnowledgeProvider):
 class DocumentBody(BaseModel):
     """A Markdown or plain-text document."""
 
-    text: str = Field(..., min_length=1, max_length=1_000_000)
+    text: str = Field(..., min_length=1, max_length=MAX_DOCUMENT_CHARS)
+
+
+class NewDocument(DocumentBody):
+    """A named document for ``POST /kb/documents``."""
+
+    name: str = Field(..., min_length=1, max_length=255, description="e.g. printers.md")
+    scope: Scope = "owner"
 
 
 def _scope_owner(request: Request, scope: Scope) -> str | None:
@@ -57,10 +71,31 @@ def _scope_owner(request: Request, scope: Scope) -> str | None:
 
 
 def kb_router(scoped: ScopedKnowledge) -> APIRouter:
-    """The ``/memory/kb`` routes over ``scoped`` (see the module docstring)."""
-    router = APIRouter(prefix="/memory/kb", tags=["smartctx: knowledge base"])
+    """The ``/kb`` and ``/memory/kb`` routes over ``scoped`` (see the module docstring)."""
+    router = APIRouter(tags=["smartctx: knowledge base"])
 
-    @router.get("/documents", summary="Documents the owner retrieves from, by scope")
+    @router.get("/kb/search", summary="Relevant chunks for a query")
+    async def search(
+        request: Request,
+        query: Annotated[str, Query(min_length=1, max_length=8000)],
+        k: Annotated[int, Query(ge=1, le=50)] = 3,
+    ) -> dict[str, Any]:
+        view = await scoped.view(owner_of(request))
+        hits = await asyncio.to_thread(view.search, query, k)
+        return {"results": [hit.to_dict() for hit in hits]}
+
+    @router.get("/kb/documents", summary="The documents the owner retrieves from")
+    async def listed(request: Request) -> dict[str, Any]:
+        seen = await scoped.documents(owner_of(request))
+        return {"documents": [asdict(d) | {"scope": s} for s, docs in seen.items() for d in docs]}
+
+    @router.post("/kb/documents", status_code=201, summary="Add or replace one document")
+    async def ingest(body: NewDocument, request: Request) -> dict[str, Any]:
+        """Chunked by heading and paragraph, embedded and stored; the next turn retrieves it."""
+        chunks, status = await scoped.put(_scope_owner(request, body.scope), body.name, body.text)
+        return {"name": body.name, "status": status, "chunks": chunks}
+
+    @router.get("/memory/kb/documents", summary="Documents the owner retrieves from, by scope")
     async def documents(request: Request) -> dict[str, Any]:
         owner = owner_of(request)
         seen = await scoped.documents(owner)
@@ -69,18 +104,20 @@ def kb_router(scoped: ScopedKnowledge) -> APIRouter:
             **{scope: [asdict(d) for d in docs] for scope, docs in seen.items()},
         }
 
-    @router.put("/documents/{name}", summary="Add or replace a document (org scope: admin)")
+    @router.put("/memory/kb/documents/{name}", summary="Add or replace a document")
     async def put(
         name: str, body: DocumentBody, request: Request, scope: Scope = "owner"
     ) -> dict[str, Any]:
         """Example: ``PUT /memory/kb/documents/printers.md`` with ``{"text": "# Printers..."}``."""
-        owner = _scope_owner(request, scope)
-        chunks = await scoped.put(owner, name, body.text)
-        return {"name": name, "scope": scope, "chunks": chunks}
+        chunks, status = await scoped.put(_scope_owner(request, scope), name, body.text)
+        return {"name": name, "scope": scope, "chunks": chunks, "status": status}
 
-    @router.delete("/documents/{name}", summary="Remove a document (org scope: admin)")
+    @router.delete("/memory/kb/documents/{name}", summary="Remove a document")
     async def remove(name: str, request: Request, scope: Scope = "owner") -> dict[str, Any]:
         await scoped.remove(_scope_owner(request, scope), name)
         return {"name": name, "scope": scope, "removed": True}
 
     return router
+
+
+__all__ = ["ScopedKnowledgeProvider", "kb_router"]

@@ -27,6 +27,7 @@ from smartctx.agents import ContextProvider, LongTermMemoryProvider, ProfileProv
 from smartctx.agents.builtin_providers import PersonalMemoryProfileSource
 from smartctx.agents.memory_store import MemoryItem, SqlMemoryStore
 from smartctx.core.embeddings import Embedder
+from smartctx.service.memories.rows import erase_records
 from smartctx.store.db import Database
 
 MAX_OWNERS = 1024
@@ -93,9 +94,10 @@ class OwnerMemory:
     async def forget_items(
         self, owner: str, match: Callable[[MemoryItem], bool]
     ) -> list[MemoryItem]:
-        """Delete the owner's items for which ``match`` is true (their vectors go with the
-        dropped providers' indexes); returns them."""
+        """Delete the owner's items for which ``match`` is true, with their memory-API history
+        (their vectors go with the dropped providers' indexes); returns them."""
         gone = await self.store.forget_items(owner, match)
+        await erase_records(self.store.db, owner, [item.id for item in gone])
         self.drop(owner)
         return gone
 

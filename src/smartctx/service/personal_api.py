@@ -50,7 +50,7 @@ from smartctx.service.owner import OWNER_HEADER, require_owner
 from smartctx.store.db import Database
 
 OwnerHeader = Annotated[str | None, Header(alias=OWNER_HEADER, description="owner (tenant/user)")]
-OWNER_TABLES = ("agent_memory", "a2a_tasks")
+OWNER_TABLES = ("agent_memory", "agent_memory_info", "agent_memory_history", "a2a_tasks")
 """Other owner-scoped tables that ``forget`` empties when they exist."""
 
 

@@ -126,7 +126,8 @@ class AccessMiddleware:
         except Refusal as refusal:
             await _answer(send, refusal)
             return
-        echo = None if identity.authenticated or headers.get(OWNER_HEADER) else identity.owner
+        # The caller learns its own owner (a key's, or an anonymous caller's fresh one).
+        echo = None if headers.get(OWNER_HEADER) else identity.owner
         send = _with_owner(send, echo) if echo is not None else send
         try:
             await self.app(scope, receive, send)
