@@ -68,6 +68,7 @@ from smartctx.service.forget_copies import CopiesForgetter
 from smartctx.service.handler import GuardedRequestHandler
 from smartctx.service.hooks import TurnHook
 from smartctx.service.memory_api import error_response, memory_router
+from smartctx.service.openai_proxy import OpenAIProxy, openai_router
 from smartctx.service.owner import OwnerContextBuilder
 from smartctx.service.owner_memory import OwnerMemory
 from smartctx.service.personal_api import build_personal_memory, personal_router
@@ -232,6 +233,7 @@ def create_app(
     if personal_routes is not None:
         api.include_router(personal_routes)
     api.include_router(dashboard_router())
+    api.include_router(openai_router(OpenAIProxy(executor, registry, settings, factory.counter)))
     builder = OwnerContextBuilder()
     add_a2a_routes_to_fastapi(
         api,
