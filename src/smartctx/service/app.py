@@ -23,7 +23,11 @@ personal-memory hook of :mod:`smartctx.service.personal_hook`), ``embedder``,
 ``counter``, ``clock``, ``history_formatter``, ``database``, ``memory``. The recaller
 embeds with ``embedder`` when one is given, else with ``settings.retrieval_embedder``. The
 personal-memory API (``smartctx.service.personal_api``, mounted unless ``hooks`` is given) and
-the dashboard at ``/ui`` (``smartctx.service.dashboard``) are mounted on the app.
+the dashboard at ``/ui`` (``smartctx.service.dashboard``; browsers at ``/`` are redirected
+there) are mounted on the app, with the OpenAI-compatible proxy at ``/v1``
+(``smartctx.service.openai_proxy``) and the operations endpoints ``/healthz``, ``/readyz`` and
+``/metrics`` (``smartctx.service.ops``). Turns run through ``ObservedExecutor``, which records
+metrics and a trace span per turn (``tracer_provider``, default: OpenTelemetry's global one).
 """
 
 from __future__ import annotations
@@ -69,6 +73,13 @@ from smartctx.service.handler import GuardedRequestHandler
 from smartctx.service.hooks import TurnHook
 from smartctx.service.memory_api import error_response, memory_router
 from smartctx.service.openai_proxy import OpenAIProxy, openai_router
+from smartctx.service.ops import (
+    ObservedExecutor,
+    ServiceMetrics,
+    health_router,
+    make_tracer,
+    metrics_router,
+)
 from smartctx.service.owner import OwnerContextBuilder
 from smartctx.service.owner_memory import OwnerMemory
 from smartctx.service.personal_api import build_personal_memory, personal_router
@@ -95,7 +106,9 @@ class ServiceApp:
     kb: KnowledgeBase | None
     personal: PersonalMemory | None = None
     owner_memory: OwnerMemory | None = None
+    metrics: ServiceMetrics | None = None
     startup_error: BaseException | None = None
+    ready: bool = False
     _started: list[Callable[[], None]] = field(default_factory=list)
     _own_db: bool = True
 
@@ -105,6 +118,7 @@ class ServiceApp:
 
     def begin_shutdown(self) -> None:
         """Close live event streams so a graceful shutdown does not wait on them."""
+        self.ready = False
         self.registry.close_streams()
 
     async def forget_owner(self, owner: str) -> int:
@@ -150,6 +164,7 @@ def create_app(
     history_formatter: HistoryFormatter | None = None,
     database: Database | None = None,
     memory: bool | None = None,
+    tracer_provider: Any | None = None,
 ) -> ServiceApp:
     """Build the service (no I/O here; see the module docstring)."""
     settings = settings or Settings()
@@ -180,7 +195,8 @@ def create_app(
     if providers is None:
         kb = kb or KnowledgeBase.builtin(db=db)
         providers = [KnowledgeProvider(kb, k=settings.kb_top_k)] if settings.kb_top_k else []
-    executor = SmartctxExecutor(
+    metrics = ServiceMetrics(live_contexts=lambda: registry.live_count)
+    executor = ObservedExecutor(
         registry,
         settings,
         model=model or model_from_settings(settings),
@@ -188,6 +204,8 @@ def create_app(
         hooks=turn_hooks,
         history_formatter=history_formatter,
         owner_providers=owner_memory.providers if owner_memory is not None else None,
+        metrics=metrics,
+        tracer=make_tracer(settings.trace_exporter, tracer_provider),
     )
     card = build_agent_card(base, hooks=turn_hooks)
     task_store = DatabaseTaskStore(db.engine)
@@ -217,6 +235,7 @@ def create_app(
         kb=kb,
         personal=personal,
         owner_memory=owner_memory,
+        metrics=metrics,
         _own_db=database is None,
     )
     holder.append(service)
@@ -233,6 +252,8 @@ def create_app(
     if personal_routes is not None:
         api.include_router(personal_routes)
     api.include_router(dashboard_router())
+    api.include_router(health_router(db, started=lambda: service.ready, model=executor.model.name))
+    api.include_router(metrics_router(metrics))
     api.include_router(openai_router(OpenAIProxy(executor, registry, settings, factory.counter)))
     builder = OwnerContextBuilder()
     add_a2a_routes_to_fastapi(
@@ -302,11 +323,13 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
         service.startup_error = err
         raise
     sweeper = asyncio.create_task(_sweeper(service), name="smartctx-sweeper")
+    service.ready = True
     for callback in service._started:
         callback()
     try:
         yield
     finally:
+        service.ready = False
         sweeper.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await sweeper

@@ -49,8 +49,8 @@ def compact_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:
 
 
 def describe_events(window: ContextWindow, events: list[Event]) -> list[dict[str, Any]]:
-    """Events as JSON, each with the kind and source id of its slot (self-describing on the
-    wire: a slot admitted and evicted in the same turn is in no snapshot)."""
+    """Events as JSON, each with the kind, source id and tokens of its slot (self-describing on
+    the wire: a slot admitted and evicted in the same turn is in no snapshot)."""
     out: list[dict[str, Any]] = []
     for event in events:
         item = event.to_dict()
@@ -61,6 +61,7 @@ def describe_events(window: ContextWindow, events: list[Event]) -> list[dict[str
         if slot is not None:
             item["slot_kind"] = slot.kind.value
             item["source_id"] = slot.source_id
+            item["tokens"] = slot.tokens
         out.append(item)
     return out
 

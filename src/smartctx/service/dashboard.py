@@ -21,8 +21,8 @@ from __future__ import annotations
 import functools
 from importlib import resources
 
-from fastapi import APIRouter
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 DASHBOARD_PATH = "/ui"
 
@@ -42,7 +42,8 @@ def dashboard_html() -> str:
 
 
 def dashboard_router() -> APIRouter:
-    """A router serving the dashboard at ``GET /ui`` (no I/O until the first request).
+    """A router serving the dashboard at ``GET /ui`` and redirecting browsers from ``GET /``
+    (no I/O until the first request).
 
     Mount it before the A2A SDK's REST routes, which end with a catch-all ``/{tenant}`` mount.
     """
@@ -59,5 +60,17 @@ def dashboard_router() -> APIRouter:
                 "X-Content-Type-Options": "nosniff",
             },
         )
+
+    @router.get("/", include_in_schema=False)
+    async def root(request: Request) -> Response:
+        """A browser opening the server's root URL goes to the dashboard; JSON-RPC stays POST."""
+        if "text/html" in request.headers.get("accept", ""):
+            return RedirectResponse(DASHBOARD_PATH, status_code=307)
+        body = {
+            "error": "method_not_allowed",
+            "message": f"POST A2A JSON-RPC requests to /; the dashboard is at {DASHBOARD_PATH}",
+            "detail": {},
+        }
+        return JSONResponse(body, status_code=405, headers={"Allow": "POST"})
 
     return router
