@@ -5,7 +5,10 @@ Each command group lives in its own module and registers itself on ``app`` when 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from smartctx.cli.app import app, console
+from smartctx.cli.errors import run
 
 # Command modules register themselves on import (one line each, in help order).
 from smartctx.cli import info as _info  # noqa: F401  # isort: skip
@@ -20,9 +23,12 @@ from smartctx.cli import kb as _kb  # noqa: F401  # isort: skip
 from smartctx.cli import mcp as _mcp  # noqa: F401  # isort: skip
 
 
-def main() -> None:
-    """Console-script entry point."""
-    app()
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point: exits with the command's code; a failure is one line on
+    stderr (see :mod:`smartctx.cli.errors`)."""
+    import typer
+
+    raise SystemExit(run(typer.main.get_command(app), argv))
 
 
 __all__ = ["app", "console", "main"]
