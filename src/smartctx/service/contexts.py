@@ -29,7 +29,7 @@ from smartctx.core.settings import Settings
 from smartctx.core.slots import Event, Slot
 from smartctx.service.windows import ContextOptions, WindowFactory, make_options
 from smartctx.store.context_log import ContextStore
-from smartctx.window import AddResult, ContextWindow
+from smartctx.window import AddResult, ContextWindow, Prompt
 
 Key = tuple[str, str]
 _CLOSED: dict[str, Any] = {"type": "closed"}
@@ -77,6 +77,8 @@ class LiveContext:
     version: int
     last_used: datetime
     keep_recent: int = 4
+    last_prompt: Prompt | None = None
+    """What the model was sent at the last turn served from this process (not persisted)."""
 
     def describe(self) -> dict[str, Any]:
         return {

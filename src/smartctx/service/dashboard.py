@@ -10,7 +10,15 @@ header keeps every request on the serving origin. In the browser it
   provenance, text) from ``GET /memory/contexts/{id}/snapshot``,
 - follows ``GET /memory/contexts/{id}/events`` (server-sent events) to add memory events to a
   timeline as they happen, re-reading the snapshot after each change and reconnecting with
-  back-off when the stream ends.
+  back-off when the stream ends;
+- expands a slot's row to its full text, provenance and metadata on click;
+- shows the prompt the model received at the last turn (``GET .../last-prompt``): the messages,
+  the slots sent and the recalled ones, with a gauge that counts both;
+- shows the owner's profile, pairs and audit (``/memory/owners/{owner}/...``) with accept, mark
+  wrong and forget actions.
+
+Every request of the page goes through one function (``request``) that adds the headers, so
+credentials can be added in one place.
 
 The stream is read with ``fetch`` rather than ``EventSource`` because the memory API scopes
 every request by the ``X-Smartctx-Owner`` header, which ``EventSource`` cannot send.

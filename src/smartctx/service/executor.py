@@ -256,6 +256,7 @@ class SmartctxExecutor(AgentExecutor):
             sink = on_token if isinstance(self.model, StreamingChatModel) else None
             result = await agent.run(Message("user", text, {"owner": owner}), thread, on_token=sink)
             events += result.events
+            live.last_prompt = result.prompt
         turn.reply = result.reply
         extra: dict[str, Any] = {}
         for hook in self.hooks:
