@@ -319,6 +319,10 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
             if service.kb.db is not None:
                 await service.kb.load()
             await asyncio.to_thread(service.kb.prepare)
+        embedder = service.registry.factory.embedder
+        if embedder is not None:
+            # Loaded before readiness, so /readyz means the models are in memory.
+            await asyncio.to_thread(embedder.embed, ["ready"])
     except BaseException as err:
         service.startup_error = err
         raise

@@ -1,8 +1,8 @@
 """Liveness and readiness: ``GET /healthz`` and ``GET /readyz`` (public, no owner needed).
 
 ``/healthz`` answers 200 while the process serves requests. ``/readyz`` answers 200 only once
-start-up is done (migrations applied, the knowledge base loaded and indexed, its embedder
-loaded) and while the database answers a query, else 503 with the failing check; during a
+start-up is done (migrations applied, the knowledge base loaded and indexed, the retrieval and
+similarity embedders loaded) and while the database answers a query, else 503 with the failing check; during a
 graceful shutdown it answers 503 so a load balancer stops sending work first.
 """
 
