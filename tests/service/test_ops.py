@@ -75,8 +75,9 @@ def spans() -> InMemorySpanExporter:
 
 
 async def test_a_turn_is_one_span_when_an_exporter_is_configured(
-    start_server: StartServer, spans: InMemorySpanExporter
+    start_server: StartServer, spans: InMemorySpanExporter, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="smartctx.turn")
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(spans))
     server = start_server(tracer_provider=provider)
@@ -94,6 +95,10 @@ async def test_a_turn_is_one_span_when_an_exporter_is_configured(
     assert failed.status.status_code is StatusCode.ERROR
     assert dict(failed.attributes or {})["smartctx.error"] == "budget_exceeded"
     assert [e.name for e in failed.events] == ["exception"]
+    [record] = [r for r in caplog.records if r.name == "smartctx.turn"]
+    assert record.__dict__["context_id"] == "traced"
+    assert record.__dict__["trace_id"] == f"{ok.context.trace_id:032x}"
+    assert "admitted=" in record.__dict__["events"]
 
 
 def test_tracer_choice() -> None:

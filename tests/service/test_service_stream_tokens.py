@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Literal
 
 import pytest
 
@@ -29,10 +30,11 @@ def streaming_server(
     return server
 
 
+@pytest.mark.parametrize("transport", ["jsonrpc", "rest"])
 async def test_artifact_chunks_arrive_as_tokens_and_add_up_to_the_reply(
-    streaming_server: ServerHandle,
+    streaming_server: ServerHandle, transport: Literal["jsonrpc", "rest"]
 ) -> None:
-    async with SmartctxClient(streaming_server.url) as client:
+    async with SmartctxClient(streaming_server.url, transport=transport) as client:
         events = [e async for e in client.stream("How do I connect to the VPN?")]
         chunks = [e for e in events if e.kind == "artifact"]
         assert len(chunks) == len(REPLY.split(" ")) + 1  # every word, then the closing chunk

@@ -2,8 +2,8 @@
 
 ``/healthz`` answers 200 while the process serves requests. ``/readyz`` answers 200 only once
 start-up is done (migrations applied, the knowledge base loaded and indexed, the retrieval and
-similarity embedders loaded) and while the database answers a query, else 503 with the failing check; during a
-graceful shutdown it answers 503 so a load balancer stops sending work first.
+similarity embedders loaded) and while the database answers a query, else 503 with the failing
+check; during a graceful shutdown it answers 503 so a load balancer stops sending work first.
 """
 
 from __future__ import annotations

@@ -3,11 +3,15 @@
 ``ObservedExecutor`` is :class:`~smartctx.service.executor.SmartctxExecutor` whose ``turn`` (the
 path of A2A turns and of the OpenAI proxy alike) runs inside a ``smartctx.turn`` span and is
 recorded in :class:`~smartctx.service.ops.metrics.ServiceMetrics`: duration, prompt tokens,
-window events and tokens, or the error code of a failed turn.
+window events and tokens, or the error code of a failed turn. Each answered turn is also one
+INFO record of logger ``smartctx.turn`` whose extra fields (``context_id``, ``preset``,
+``prompt_tokens``, ``duration_ms``, ``events``, ``trace_id`` when a span is recorded) become
+keys of the JSON log line.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from typing import Any
@@ -20,6 +24,8 @@ from smartctx.core.errors import SmartCtxError
 from smartctx.service.client import turn_info
 from smartctx.service.executor import SmartctxExecutor
 from smartctx.service.ops.metrics import ServiceMetrics
+
+logger = logging.getLogger("smartctx.turn")
 
 
 class ObservedExecutor(SmartctxExecutor):
@@ -65,6 +71,17 @@ class ObservedExecutor(SmartctxExecutor):
             span.set_attribute("smartctx.preset", str(info.get("preset", "")))
             span.set_attribute("smartctx.prompt_tokens", prompt_tokens)
             span.set_attribute("smartctx.reply_chars", len(reply))
-            for kind, count in Counter(str(e.get("kind")) for e in events).items():
+            counts = Counter(str(e.get("kind")) for e in events)
+            for kind, count in counts.items():
                 span.set_attribute(f"smartctx.events.{kind}", count)
+            extra: dict[str, Any] = {
+                "context_id": context_id,
+                "preset": str(info.get("preset", "")),
+                "prompt_tokens": prompt_tokens,
+                "duration_ms": round(1000 * (time.perf_counter() - start), 1),
+                "events": ",".join(f"{k}={v}" for k, v in sorted(counts.items())),
+            }
+            if span.get_span_context().is_valid:
+                extra["trace_id"] = f"{span.get_span_context().trace_id:032x}"
+            logger.info("turn answered in context %s", context_id, extra=extra)
             return reply, meta
