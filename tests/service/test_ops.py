@@ -55,8 +55,16 @@ async def test_metrics_count_turns_tokens_evictions_and_errors(server: ServerHan
         for i in range(4):
             await client.send(f"Tell me about item {i}: {LONG[:120]}", first.context_id)
         failed = await client.send(LONG * 3, metadata={"smartctx": {"budget": 60}})
+        await client.snapshot(first.context_id)
     assert reply.state == "completed" and failed.state == "failed"
     got = samples(server.url)
+    snapshot_route = (("method", "GET"), ("route", "/memory/contexts/{context_id}/snapshot"))
+    assert (
+        got[("smartctx_http_request_duration_seconds_count", (*snapshot_route, ("status", "200")))]
+        == 1
+    )
+    rpc = (("method", "POST"), ("route", "/"), ("status", "200"))
+    assert got[("smartctx_http_request_duration_seconds_count", rpc)] == 7
     assert got[("smartctx_turns_total", (("outcome", "ok"),))] == 6
     assert got[("smartctx_turns_total", (("outcome", "error"),))] == 1
     assert got[("smartctx_errors_total", (("kind", "budget_exceeded"),))] == 1

@@ -74,6 +74,7 @@ from smartctx.service.hooks import TurnHook
 from smartctx.service.memory_api import error_response, memory_router
 from smartctx.service.openai_proxy import OpenAIProxy, openai_router
 from smartctx.service.ops import (
+    MetricsMiddleware,
     ObservedExecutor,
     ServiceMetrics,
     health_router,
@@ -247,6 +248,7 @@ def create_app(
             CopiesForgetter(registry, db, task_table=TASK_TABLE, memory=owner_memory)
         )
     _install_error_handlers(api)
+    api.add_middleware(MetricsMiddleware, metrics=metrics)
     # Our routes first: the SDK's REST routes end with a catch-all ``/{tenant}`` mount.
     api.include_router(memory_router(registry))
     if personal_routes is not None:

@@ -13,13 +13,17 @@ share counters). Metrics:
   ``kind="recalled"``;
 - ``smartctx_errors_total{kind}``: failed turns by error code (``budget_exceeded``,
   ``upstream_error``, ``internal_error``...);
-- ``smartctx_live_contexts``: gauge of the context windows held in memory now.
+- ``smartctx_live_contexts``: gauge of the context windows held in memory now;
+- ``smartctx_http_request_duration_seconds{method,route,status}``: histogram of HTTP request
+  latency by route template (``/memory/contexts/{context_id}/snapshot``), measured by
+  :class:`MetricsMiddleware` until the response has started.
 
 Cost per turn: one pass over the turn's events; nothing proportional to history.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +37,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 TOKENS_IN = frozenset({"admitted", "recalled"})
 TOKENS_OUT = frozenset({"dropped", "summarized", "evicted"})
@@ -62,6 +67,13 @@ class ServiceMetrics:
         self.events = Counter("smartctx_window_events", "Window events", ["kind"], registry=r)
         self.errors = Counter("smartctx_errors", "Failed turns by error", ["kind"], registry=r)
         self.live = Gauge("smartctx_live_contexts", "Windows held in memory", registry=r)
+        self.http_seconds = Histogram(
+            "smartctx_http_request_duration_seconds",
+            "HTTP request latency until the response starts",
+            ["method", "route", "status"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
         if live_contexts is not None:
             self.live.set_function(lambda: float(live_contexts()))
 
@@ -88,6 +100,34 @@ class ServiceMetrics:
     def exposition(self) -> bytes:
         """The Prometheus text format of every metric."""
         return bytes(generate_latest(self.registry))
+
+
+class MetricsMiddleware:
+    """Times each HTTP request until its response starts (a stream's first byte), labelled by
+    the matched route's template, so ids in paths do not multiply the series."""
+
+    def __init__(self, app: ASGIApp, metrics: ServiceMetrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        observed = False
+
+        async def timed_send(message: Message) -> None:
+            nonlocal observed
+            if message["type"] == "http.response.start" and not observed:
+                observed = True
+                route = getattr(scope.get("route"), "path", None) or "unmatched"
+                self.metrics.http_seconds.labels(
+                    scope["method"], route, str(message["status"])
+                ).observe(time.perf_counter() - start)
+            await send(message)
+
+        await self.app(scope, receive, timed_send)
 
 
 def metrics_router(metrics: ServiceMetrics) -> APIRouter:
