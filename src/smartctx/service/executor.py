@@ -18,7 +18,8 @@ For a message in context ``(owner, contextId)`` the executor, holding the contex
    hooks returned, and completes the task.
 
 When the chat model streams (:class:`~smartctx.agents.models.StreamingChatModel`), the reply
-artifact is sent in chunks as the tokens arrive (see :class:`_ArtifactStream`): the first
+artifact is sent in chunks as the tokens arrive (see
+:class:`~smartctx.service.artifact_stream.ArtifactStream`): the first
 creates the artifact, the others append to it, and the last (``last_chunk``) carries the
 metadata, so the artifact's text is the chunks concatenated.
 
@@ -29,7 +30,6 @@ persisted (the registry drops the in-memory window).
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
@@ -44,6 +44,7 @@ from smartctx.agents.models import ChatMessages, StreamingChatModel, TokenSink
 from smartctx.core.errors import SmartCtxError
 from smartctx.core.settings import Settings
 from smartctx.core.slots import Slot, SlotKind
+from smartctx.service.artifact_stream import ArtifactStream
 from smartctx.service.contexts import (
     ContextRegistry,
     LiveContext,
@@ -103,48 +104,6 @@ class _TurnModel:
             yield await self.inner.complete(prepared, temperature=temperature)
 
 
-class _ArtifactStream:
-    """The reply artifact sent chunk by chunk (A2A ``append`` / ``last_chunk``).
-
-    Chunks arriving within ``flush_seconds`` of the last update are sent together, because the
-    a2a-sdk saves the task on every artifact event; ``finish`` sends the rest with the metadata
-    and ``last_chunk``. Without any chunk, ``finish`` sends the whole artifact at once.
-    """
-
-    def __init__(self, updater: TaskUpdater, flush_seconds: float) -> None:
-        self.updater = updater
-        self.flush_seconds = flush_seconds
-        self.artifact_id: str | None = None
-        self.pending: list[str] = []
-        self.last_flush = 0.0
-
-    async def on_token(self, chunk: str) -> None:
-        self.pending.append(chunk)
-        if time.monotonic() - self.last_flush >= self.flush_seconds:
-            await self._send(last=False, metadata=None)
-
-    async def _send(self, *, last: bool, metadata: dict[str, Any] | None) -> None:
-        text = "".join(self.pending)
-        self.pending.clear()
-        self.last_flush = time.monotonic()
-        first = self.artifact_id is None
-        if first:
-            self.artifact_id = f"reply-{self.updater.task_id}"
-        await self.updater.add_artifact(
-            [Part(text=text)],
-            artifact_id=self.artifact_id,
-            name="reply",
-            metadata=metadata,
-            append=not first,
-            last_chunk=last,
-        )
-
-    async def finish(self, reply: str, metadata: dict[str, Any]) -> None:
-        if self.artifact_id is None:
-            self.pending = [reply]
-        await self._send(last=True, metadata=metadata)
-
-
 def history_of(live: LiveContext) -> list[Message]:
     """The conversation so far as agent messages (from the stored log, oldest first)."""
     out: list[Message] = []
@@ -198,7 +157,7 @@ class SmartctxExecutor(AgentExecutor):
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         await updater.start_work()
         owner = owner_of(context.call_context)
-        artifact = _ArtifactStream(updater, self.stream_flush_seconds)
+        artifact = ArtifactStream(updater, self.stream_flush_seconds)
         try:
             reply, meta = await self.turn(
                 owner,
