@@ -168,3 +168,24 @@ def test_serve_logs_json_lines(tmp_path: Path) -> None:
     assert {r["logger"] for r in records} >= {"uvicorn.error", "smartctx.serve"}
     assert all({"time", "level", "logger", "message"} <= set(r) for r in records + rest)
     assert rest[-1]["message"] == "smartctx stopped"
+
+
+def test_status_reads_health_readiness_and_counters(
+    capsys: pytest.CaptureFixture[str], server: ServerHandle
+) -> None:
+    smartctx(capsys, "client", "How do I connect to the VPN?", "--url", server.url)
+    code, out, err = smartctx(capsys, "status", "--url", server.url, "--json")
+    assert code == 0 and err == ""
+    report = json.loads(out)
+    assert report["alive"] and report["ready"]
+    assert report["checks"] == {"startup": "ok", "database": "ok"}
+    assert report["counters"]["turns"] == {"ok": 1}
+    assert report["counters"]["window events"]["admitted"] >= 2
+    server.app.ready = False
+    try:
+        code, out, err = smartctx(capsys, "status", "--url", server.url)
+    finally:
+        server.app.ready = True
+    assert code == 1 and "is not ready: {'startup': 'starting or stopping'}" in one_error_line(err)
+    code, _, err = smartctx(capsys, "status", "--url", f"http://127.0.0.1:{free_port()}")
+    assert code == 1 and "cannot reach the server" in one_error_line(err)

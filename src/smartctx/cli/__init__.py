@@ -15,6 +15,7 @@ from smartctx.cli import info as _info  # noqa: F401  # isort: skip
 from smartctx.cli import demo as _demo  # noqa: F401  # isort: skip
 from smartctx.cli import serve as _serve  # noqa: F401  # isort: skip
 from smartctx.cli import client as _client  # noqa: F401  # isort: skip
+from smartctx.cli import status as _status  # noqa: F401  # isort: skip
 from smartctx.cli import memory as _memory  # noqa: F401  # isort: skip
 from smartctx.cli import bench as _bench  # noqa: F401  # isort: skip
 from smartctx.cli import bench_locomo as _bench_locomo  # noqa: F401  # isort: skip
