@@ -19,6 +19,7 @@ def _snapshot_table(snapshot: dict[str, Any]) -> Table:
         title=f"memory: {snapshot.get('tokens_used')}/{snapshot.get('budget')} tokens, "
         f"version {snapshot.get('version')}",
         title_justify="left",
+        min_width=44,  # the title on one line
     )
     table.add_column("kind")
     table.add_column("active slots", justify="right")
