@@ -148,7 +148,7 @@ async def test_logging_in_with_a_key_shows_that_owner_s_contexts(
         await olga.create_context("olga-notes", budget=100)
         await olga.add_slot("olga-notes", "memory", "Olga takes the night shift.")
 
-    page, errors = await open_dashboard(browser, server.url)
+    page, _errors = await open_dashboard(browser, server.url)
     await expect(page.locator("#status")).to_contain_text("log in")
     options = page.locator("#context option:not([value=''])")
     await page.fill("#apikey", key)
@@ -157,4 +157,119 @@ async def test_logging_in_with_a_key_shows_that_owner_s_contexts(
     await page.select_option("#context", "olga-notes")
     await expect(page.locator("#slots tr[data-kind=memory]")).to_contain_text("night shift")
     assert key not in page.url
+
+
+async def test_a_row_expands_to_the_full_slot_text(
+    start_server: StartServer, browser: Browser
+) -> None:
+    server = start_server()
+    long_text = "The travel policy says " + "economy class for short trips; " * 20 + "TAIL-7."
+    async with SmartctxClient(server.url, owner="default") as client:
+        await client.create_context("desk", budget=2000)
+        added = await client.add_slot("desk", "rag_doc", long_text, source_id="kb:travel.md#1")
+    page, errors = await open_dashboard(browser, server.url)
+    await page.select_option("#context", "desk")
+    row = page.locator(f"#slots tr[data-slot-id='{added['slot']['id']}']")
+    await expect(row).to_have_count(1)
+    detail = page.locator(f"#slots tr[data-detail-for='{added['slot']['id']}']")
+    await expect(detail).to_have_count(0)
+    await row.click()
+    await expect(detail.locator("pre")).to_have_text(long_text)
+    await expect(page.locator("#slots tr[data-slot-id]")).to_have_count(2)
+    await row.click()
+    await expect(detail).to_have_count(0)
+    assert errors == []
+
+
+async def test_the_prompt_view_shows_what_the_model_received_with_recalled_slots(
+    start_server: StartServer, browser: Browser
+) -> None:
+    server = start_server()
+    async with SmartctxClient(server.url, owner="default") as client:
+        await client.create_context("recall", budget=400)
+        await client.send("My locker code is 4711 at the gym downstairs.", "recall")
+        for i in range(6):
+            await client.send(
+                f"Filler question number {i} about printers, toner, paper jams and the "
+                f"office coffee machine schedule on floor {i}.",
+                "recall",
+            )
+        await client.send("What is my locker code at the gym?", "recall")
+        http = client._http
+        sent = (await http.get("/memory/contexts/recall/last-prompt")).json()
+    recalled = sent["recalled"]
+    assert any("4711" in s["text"] for s in recalled)
+
+    page, errors = await open_dashboard(browser, server.url)
+    await page.select_option("#context", "recall")
+    await page.click("nav.tabs button[data-view=prompt]")
+    await expect(page.locator("#view-prompt")).to_be_visible()
+    await expect(page.locator("#view-window")).to_be_hidden()
+    await expect(page.locator("#prompt-gauge-text")).to_have_text(
+        f"{sent['tokens']} / 400 tokens sent"
+    )
+    await expect(page.locator("#prompt-gauge > div[data-kind=recalled]")).to_have_count(1)
+    await expect(page.locator("#prompt-slots tr[data-how=recalled]")).to_have_count(len(recalled))
+    await expect(
+        page.locator("#prompt-slots tr[data-how=recalled]").filter(has_text="4711")
+    ).not_to_have_count(0)
+    messages = page.locator("#prompt-messages .message")
+    await expect(messages).to_have_count(len(sent["messages"]))
+    await expect(messages.last).to_contain_text(sent["messages"][-1]["content"][:30])
+    assert errors == []
+
+
+async def test_profile_pairs_and_audit_views_accept_mark_wrong_and_forget(
+    start_server: StartServer, browser: Browser
+) -> None:
+    server = start_server(hooks=None)
+    async with SmartctxClient(server.url, owner="default") as client:
+        http = client._http
+        for pid, text in (("p1", "I like jazz"), ("p2", "I love green tea")):
+            body = {"id": pid, "user_text": text, "assistant_text": "Noted.", "session_id": pid}
+            assert (await http.post("/memory/owners/default/pairs", json=body)).status_code == 201
+        assert (await http.post("/memory/owners/default/compact?force=true")).status_code == 200
+        items = (await http.get("/memory/owners/default/profile")).json()["items"]
+    assert len(items) >= 2
+
+    page, errors = await open_dashboard(browser, server.url)
+    page.on("dialog", lambda dialog: dialog.accept())
+    await page.click("nav.tabs button[data-view=profile]")
+    rows = page.locator("#profile tr[data-item-id]")
+    await expect(rows).to_have_count(len(items))
+    jazz = rows.filter(has_text="jazz")
+    await expect(jazz).to_have_attribute("data-status", "candidate")
+    await jazz.locator("button[data-action=accept]").click()
+    await expect(jazz).to_have_attribute("data-status", "confirmed")
+    await expect(jazz.locator("button[data-action=accept]")).to_be_disabled()
+    await jazz.locator("button[data-action=wrong]").click()
+    await expect(jazz).to_have_attribute("data-status", "rejected")
+    busan = rows.filter(has_text="green tea")
+    await busan.locator("button[data-action=forget]").click()
+    await expect(rows.filter(has_text="green tea")).to_have_count(0)
+
+    await page.click("nav.tabs button[data-view=pairs]")
+    pairs = page.locator("#pairs tr[data-pair-id]")
+    await expect(pairs).to_have_count(2)
+    await pairs.filter(has_text="jazz").locator("button[data-action=forget]").click()
+    await expect(pairs).to_have_count(1)
+    await expect(pairs.first).to_have_attribute("data-pair-id", "p2")
+
+    await page.click("nav.tabs button[data-view=audit]")
+    actions = page.locator("#audit tr[data-action]")
+    await expect(actions.first).to_be_visible()
+    shown = await actions.evaluate_all("rows => rows.map(r => r.dataset.action)")
+    async with SmartctxClient(server.url, owner="default") as client:
+        records = (await client._http.get("/memory/owners/default/audit")).json()["records"]
+    assert shown == [r["action"] for r in records] and len(shown) >= 3
+    assert errors == []
+
+
+async def test_personal_views_say_when_personal_memory_is_off(
+    start_server: StartServer, browser: Browser
+) -> None:
+    server = start_server()  # hooks=[]: no personal-memory API
+    page, errors = await open_dashboard(browser, server.url)
+    await page.click("nav.tabs button[data-view=profile]")
+    await expect(page.locator("#profile")).to_contain_text("personal memory is not enabled")
     assert errors == []

@@ -41,7 +41,7 @@ async def test_the_page_has_the_picker_gauge_slot_table_and_timeline(tmp_path: P
         assert element in page
     assert '<ul id="timeline">' in page
     headers = re.findall(r"<th>([^<]+)</th>", page)
-    assert headers == [
+    assert headers[:10] == [
         "#",
         "kind",
         "priority",
@@ -55,6 +55,10 @@ async def test_the_page_has_the_picker_gauge_slot_table_and_timeline(tmp_path: P
     ]
     for endpoint in ("/memory/contexts", "/snapshot", "/events", "X-Smartctx-Owner", "Bearer"):
         assert endpoint in page
+    for view in ("window", "prompt", "profile", "pairs", "audit"):
+        assert f'id="view-{view}"' in page and f'data-view="{view}"' in page
+    # One helper makes every request, so headers (credentials) are added in one place.
+    assert page.count("fetch(") == 1
 
 
 async def test_the_page_loads_nothing_from_elsewhere(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from smartctx.agents.models import ChatModel
+from smartctx.agents.models import ChatModel, TokenSink, complete_streaming
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
 from smartctx.core import Event, InvalidInput, Slot, SlotKind, SlotState, SmartCtxError
 from smartctx.core.slots import new_id
@@ -130,8 +130,14 @@ class Agent:
                 window.add(Slot(SlotKind.SYSTEM, prompt, pinned=True, source_id="system"))
         return Thread(window, id=id, owner=owner)
 
-    async def run(self, message: str | Message, thread: Thread) -> RunResult:
+    async def run(
+        self, message: str | Message, thread: Thread, *, on_token: TokenSink | None = None
+    ) -> RunResult:
         """Runs one turn on ``thread`` and returns its result.
+
+        With ``on_token``, the reply is streamed: each chunk goes to ``on_token`` as the model
+        produces it (one chunk, the whole reply, for a model that does not stream), and the
+        chunks concatenated are the reply.
 
         Order: (1) the user message enters the window as a pinned ``user`` slot (pinned for this
         turn only: memory never displaces the current request); (2) every provider is asked with
@@ -156,9 +162,11 @@ class Agent:
         if not isinstance(text, str) or not text.strip():
             raise InvalidInput("a message needs non-empty text")
         async with thread.lock:
-            return await self._turn(text, message, thread)
+            return await self._turn(text, message, thread, on_token)
 
-    async def _turn(self, text: str, message: str | Message, thread: Thread) -> RunResult:
+    async def _turn(
+        self, text: str, message: str | Message, thread: Thread, on_token: TokenSink | None
+    ) -> RunResult:
         window = thread.window
         turn = thread.turns + 1
         base_meta = {"thread": thread.id, "owner": thread.owner, "turn": turn}
@@ -179,8 +187,11 @@ class Agent:
                     events += window.add(_failure_slot(provider, "slot", exc)).events
             prompt = window.assemble(query=text)
             events += prompt.events
-            reply = await self.model.complete(
-                [dict(m) for m in prompt.messages], temperature=self.temperature
+            reply = await complete_streaming(
+                self.model,
+                [dict(m) for m in prompt.messages],
+                temperature=self.temperature,
+                on_token=on_token,
             )
             reply_slot_id: str | None = None
             if reply.strip():

@@ -10,7 +10,7 @@ the spirit of pydantic-ai's ``TestModel``/``FunctionModel``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from smartctx.core import InvalidInput, UserError
@@ -37,6 +37,53 @@ class ChatModel(Protocol):
     async def complete(self, messages: ChatMessages, *, temperature: float | None = None) -> str:
         """The assistant's reply to ``messages``."""
         ...
+
+
+@runtime_checkable
+class StreamingChatModel(ChatModel, Protocol):
+    """A chat model that can also stream its reply as text chunks, in order.
+
+    The concatenation of the chunks of ``stream`` is the reply ``complete`` would give; a
+    failure mid-stream raises ``UpstreamError`` from the iterator.
+    """
+
+    def stream(
+        self, messages: ChatMessages, *, temperature: float | None = None
+    ) -> AsyncIterator[str]:
+        """The reply to ``messages``, chunk by chunk."""
+        ...
+
+
+TokenSink = Callable[[str], Awaitable[None]]
+"""Receives each reply chunk as the model produces it."""
+
+
+async def complete_streaming(
+    model: ChatModel,
+    messages: ChatMessages,
+    *,
+    temperature: float | None = None,
+    on_token: TokenSink | None = None,
+) -> str:
+    """The model's reply; with ``on_token``, chunks go to it as they arrive.
+
+    A model without ``stream`` answers with ``complete`` and its reply is handed to ``on_token``
+    as one chunk, so a caller sees the same sequence contract either way: the chunks
+    concatenated equal the returned reply.
+    """
+    if on_token is None:
+        return await model.complete(messages, temperature=temperature)
+    if not isinstance(model, StreamingChatModel):
+        reply = await model.complete(messages, temperature=temperature)
+        if reply:
+            await on_token(reply)
+        return reply
+    parts: list[str] = []
+    async for chunk in model.stream(messages, temperature=temperature):
+        if chunk:
+            parts.append(chunk)
+            await on_token(chunk)
+    return "".join(parts)
 
 
 def copy_messages(messages: Sequence[dict[str, str]]) -> ChatMessages:

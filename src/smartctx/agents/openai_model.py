@@ -1,13 +1,17 @@
 """A chat model for any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp server).
 
-``POST {base_url}/chat/completions`` with ``{"model", "messages"[, "temperature"]}``, non
-streaming. Every failure (connection error, timeout, HTTP error status, a body that is not the
-expected JSON) becomes ``UpstreamError`` whose message names the endpoint and what went wrong.
+``POST {base_url}/chat/completions`` with ``{"model", "messages"[, "temperature"]}``;
+``complete`` asks for one reply, ``stream`` for server-sent chunks (``"stream": true``) and yields
+each ``choices[0].delta.content`` as it arrives. Every failure (connection error, timeout, HTTP
+error status, a body that is not the expected JSON) becomes ``UpstreamError`` whose message
+names the endpoint and what went wrong.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -68,33 +72,95 @@ class OpenAIChatModel:
         async with httpx.AsyncClient(timeout=self.timeout) as client:
             return await client.post(self.url, json=payload, headers=self._headers())
 
-    async def complete(self, messages: ChatMessages, *, temperature: float | None = None) -> str:
-        """The first choice's message content. Raises ``UpstreamError`` on any failure."""
+    def _payload(self, messages: ChatMessages, temperature: float | None) -> dict[str, Any]:
         if not messages:
             raise InvalidInput("complete() needs at least one message")
         payload: dict[str, Any] = {"model": self.model, "messages": copy_messages(messages)}
         if temperature is not None:
             payload["temperature"] = temperature
+        return payload
+
+    def _transport_error(self, exc: httpx.HTTPError) -> UpstreamError:
+        if isinstance(exc, httpx.TimeoutException):
+            return UpstreamError(
+                f"chat model at {self.url} timed out after {self.timeout:g}s", url=self.url
+            )
+        return UpstreamError(
+            f"chat model at {self.url} is unreachable: {type(exc).__name__}: {exc}", url=self.url
+        )
+
+    def _status_error(self, status: int, text: str) -> UpstreamError:
+        return UpstreamError(
+            f"chat model at {self.url} answered HTTP {status}: {text[:_BODY_PREVIEW]}",
+            url=self.url,
+            status=status,
+        )
+
+    async def complete(self, messages: ChatMessages, *, temperature: float | None = None) -> str:
+        """The first choice's message content. Raises ``UpstreamError`` on any failure."""
+        payload = self._payload(messages, temperature)
         try:
             response = await self._post(payload)
-        except httpx.TimeoutException as exc:
-            raise UpstreamError(
-                f"chat model at {self.url} timed out after {self.timeout:g}s",
-                url=self.url,
-            ) from exc
         except httpx.HTTPError as exc:
+            raise self._transport_error(exc) from exc
+        if response.status_code >= 400:
+            raise self._status_error(response.status_code, response.text)
+        return self._parse(response)
+
+    async def stream(
+        self, messages: ChatMessages, *, temperature: float | None = None
+    ) -> AsyncIterator[str]:
+        """The reply as it is generated: each non-empty ``delta.content`` of the SSE chunks,
+        until ``data: [DONE]`` or the end of the body. ``UpstreamError`` on any failure, also
+        mid-stream (chunks already yielded stay yielded)."""
+        payload = self._payload(messages, temperature) | {"stream": True}
+        headers = self._headers() | {"Accept": "text/event-stream"}
+        async with contextlib.AsyncExitStack() as stack:
+            client = self._client
+            if client is None:
+                client = await stack.enter_async_context(httpx.AsyncClient(timeout=self.timeout))
+            try:
+                response = await stack.enter_async_context(
+                    client.stream(
+                        "POST", self.url, json=payload, headers=headers, timeout=self.timeout
+                    )
+                )
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise self._status_error(response.status_code, response.text)
+                async for line in response.aiter_lines():
+                    chunk = self._chunk_text(line)
+                    if chunk is None:
+                        break
+                    if chunk:
+                        yield chunk
+            except httpx.HTTPError as exc:
+                raise self._transport_error(exc) from exc
+
+    def _chunk_text(self, line: str) -> str | None:
+        """The text of one SSE line: ``""`` for lines without text, ``None`` at ``[DONE]``."""
+        if not line.startswith("data:"):
+            return ""
+        data = line[5:].strip()
+        if data == "[DONE]":
+            return None
+        try:
+            body = json.loads(data)
+            delta = body["choices"][0].get("delta") or {} if body.get("choices") else {}
+        except (json.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise UpstreamError(
-                f"chat model at {self.url} is unreachable: {type(exc).__name__}: {exc}",
+                f"chat model at {self.url} streamed a chunk that is not a chat completion "
+                f"chunk: {data[:_BODY_PREVIEW]!r}",
                 url=self.url,
             ) from exc
-        if response.status_code >= 400:
+        if isinstance(body, dict) and body.get("error"):
             raise UpstreamError(
-                f"chat model at {self.url} answered HTTP {response.status_code}: "
-                f"{response.text[:_BODY_PREVIEW]}",
+                f"chat model at {self.url} reported an error mid-stream: "
+                f"{json.dumps(body['error'])[:_BODY_PREVIEW]}",
                 url=self.url,
-                status=response.status_code,
             )
-        return self._parse(response)
+        content = delta.get("content") if isinstance(delta, dict) else None
+        return content if isinstance(content, str) else ""
 
     def _parse(self, response: httpx.Response) -> str:
         try:

@@ -31,6 +31,7 @@ import numpy as np
 
 from smartctx.bench.docs import machine_info
 from smartctx.core.embeddings import Embedder, HashingEmbedder, Vector, get_embedder
+from smartctx.core.reporting import ReportingEmbedder
 from smartctx.core.slots import Slot, SlotKind
 from smartctx.core.tokens import TokenCounter, get_counter
 from smartctx.window import ContextWindow, eviction_preset, render_content
@@ -223,19 +224,32 @@ def peak_memory_mb(
     return peak / 1e6
 
 
-def ingest(n: int, embedder: Embedder, *, seed: int = 11) -> dict[str, float]:
-    """Texts per second: ``embedder.embed`` alone vs ``ContextWindow.add_many`` (same texts)."""
+def ingest(
+    n: int,
+    embedder: Embedder,
+    *,
+    seed: int = 11,
+    progress: Progress | None = None,
+) -> dict[str, float]:
+    """Texts per second: ``embedder.embed`` alone vs ``ContextWindow.add_many`` (same texts).
+
+    Both passes embed through the same :class:`ReportingEmbedder` (slices of 16 texts), so
+    ``progress(phase, done, total)`` moves during the embedding and the comparison stays fair.
+    """
+    report = progress or (lambda _phase, _done, _total: None)
     slots = [s for s in make_slots(n + 1, seed=seed) if s.kind is not SlotKind.SYSTEM]
     slots = list({s.text: s for s in slots}.values())
     texts = [s.text for s in slots]
     counter = get_counter()
     embedder.embed(texts[:4])
     counter.count(texts[0])
+    alone = ReportingEmbedder(embedder, lambda d, t: report("ingest: embedder alone", d, t))
     t0 = time.perf_counter()
-    embedder.embed(texts)
+    alone.embed(texts)
     embed_s = time.perf_counter() - t0
+    windowed = ReportingEmbedder(embedder, lambda d, t: report("ingest: smartctx window", d, t))
     window = ContextWindow(
-        SIZES["1M"], counter=counter, embedder=embedder, funnel=eviction_preset()
+        SIZES["1M"], counter=counter, embedder=windowed, funnel=eviction_preset()
     )
     t0 = time.perf_counter()
     window.add_many(slots)
@@ -293,8 +307,8 @@ def run(
             peak,
         )
         window[label] = result.to_dict()
-    report(f"ingest ({ingest_embedder})", done, total)
-    figures = ingest(ingest_texts, get_embedder(ingest_embedder))
+    report(f"ingest ({ingest_embedder}): loading the embedder", done, total)
+    figures = ingest(ingest_texts, get_embedder(ingest_embedder), progress=report)
     report("done", total, total)
     load_end = os.getloadavg()[0] if hasattr(os, "getloadavg") else -1.0
     return {

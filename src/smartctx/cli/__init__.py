@@ -5,13 +5,17 @@ Each command group lives in its own module and registers itself on ``app`` when 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from smartctx.cli.app import app, console
+from smartctx.cli.errors import run
 
 # Command modules register themselves on import (one line each, in help order).
 from smartctx.cli import info as _info  # noqa: F401  # isort: skip
 from smartctx.cli import demo as _demo  # noqa: F401  # isort: skip
 from smartctx.cli import serve as _serve  # noqa: F401  # isort: skip
 from smartctx.cli import client as _client  # noqa: F401  # isort: skip
+from smartctx.cli import status as _status  # noqa: F401  # isort: skip
 from smartctx.cli import memory as _memory  # noqa: F401  # isort: skip
 from smartctx.cli import memories as _memories  # noqa: F401  # isort: skip
 from smartctx.cli import bench as _bench  # noqa: F401  # isort: skip
@@ -22,9 +26,12 @@ from smartctx.cli import mcp as _mcp  # noqa: F401  # isort: skip
 from smartctx.cli import keys as _keys  # noqa: F401  # isort: skip
 
 
-def main() -> None:
-    """Console-script entry point."""
-    app()
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point: exits with the command's code; a failure is one line on
+    stderr (see :mod:`smartctx.cli.errors`)."""
+    import typer
+
+    raise SystemExit(run(typer.main.get_command(app), argv))
 
 
 __all__ = ["app", "console", "main"]

@@ -9,6 +9,7 @@ from typing import TypeVar
 import typer
 from rich.console import Console
 
+from smartctx.cli.errors import fail
 from smartctx.core.errors import SmartCtxError
 from smartctx.core.settings import Settings
 from smartctx.store import Database
@@ -46,7 +47,7 @@ def run_on_database(
     """Run ``work`` on the migrated configured database, closed afterwards.
 
     The database is ``settings.resolved_database_url()`` (the one the server uses). A smartctx
-    error is printed as ``code: message`` and exits with code 1.
+    error is printed as one line ``error: code: message`` and exits with code 1.
     """
 
     async def main() -> T:
@@ -60,5 +61,4 @@ def run_on_database(
     try:
         return asyncio.run(main())
     except SmartCtxError as err:
-        console.print(f"[red]{err.code}[/red]: {err.message}")
-        raise typer.Exit(1) from err
+        fail(f"{err.code}: {err.message}")

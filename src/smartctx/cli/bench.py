@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import TaskID
 from rich.table import Table
 
 from smartctx.cli.app import app, console
+from smartctx.cli.progress import progress_bar
 
 bench_app = typer.Typer(
     name="bench",
@@ -53,13 +54,19 @@ def window(
 
     if quick:
         slots, ingest_texts = min(slots, 2000), min(ingest_texts, 200)
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console
-    ) as bar:
-        task = bar.add_task("preparing inputs", total=1)
+    with progress_bar(console) as bar:
+        task = bar.add_task("preparing inputs", total=1, unit="steps")
+
+        ingest_tasks: dict[str, TaskID] = {}
 
         def step(phase: str, done: int, total: int) -> None:
-            bar.update(task, description=phase, completed=done, total=total)
+            # Each ingest pass counts its own texts: a bar of its own keeps rate and ETA right.
+            if phase.startswith("ingest: "):
+                if phase not in ingest_tasks:
+                    ingest_tasks[phase] = bar.add_task(phase, total=total, unit="texts")
+                bar.update(ingest_tasks[phase], completed=done, total=total)
+            else:
+                bar.update(task, description=phase, completed=done, total=total)
 
         result = run(
             slots=slots,

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from smartctx.cli.app import console
 from smartctx.cli.bench import bench_app
+from smartctx.cli.progress import progress_bar
 
 EMBEDDERS = ("e5", "use", "hashing", "none")
 
@@ -65,14 +65,10 @@ def locomo(
         directory = None if no_cache else (cache_dir or Path(".smartctx/cache/locomo"))
         cached = CachedEmbedder(get_embedder(embedder), directory)
         chosen = cached
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-    ) as bar:
-        task = bar.add_task("embedding and building windows", total=dataset.questions)
+    with progress_bar(console) as bar:
+        task = bar.add_task(
+            "embedding and building windows", total=dataset.questions, unit="questions"
+        )
 
         def step(phase: str, done: int) -> None:
             bar.update(task, description=phase, advance=done)

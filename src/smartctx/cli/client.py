@@ -10,7 +10,8 @@ import typer
 from rich.table import Table
 
 from smartctx.cli.app import app, console
-from smartctx.service.client import SmartctxClient
+from smartctx.cli.errors import fail
+from smartctx.service.client import SmartctxClient, turn_info
 
 
 def _snapshot_table(snapshot: dict[str, Any]) -> Table:
@@ -18,6 +19,7 @@ def _snapshot_table(snapshot: dict[str, Any]) -> Table:
         title=f"memory: {snapshot.get('tokens_used')}/{snapshot.get('budget')} tokens, "
         f"version {snapshot.get('version')}",
         title_justify="left",
+        min_width=44,  # the title on one line
     )
     table.add_column("kind")
     table.add_column("active slots", justify="right")
@@ -69,18 +71,14 @@ async def _run(
 ) -> None:
     async with SmartctxClient(url, owner=owner, api_key=api_key, transport=transport) as api:  # type: ignore[arg-type]
         if stream:
-            async for event in api.stream(message, context_id=context, metadata=metadata):
-                label = f"[dim]{event.kind}[/] {event.state or ''}"
-                console.print(f"{label} {event.text}".rstrip())
-                info = event.metadata.get("smartctx")
-                if info:
-                    console.print(_snapshot_table(info.get("snapshot", {})))
-                if event.final:
-                    console.print(f"context: {event.context_id}")
+            await _stream(api, message, context, metadata, as_json)
             return
         reply = await api.send(message, context_id=context, metadata=metadata)
     if as_json:
-        console.print_json(json.dumps(reply.__dict__))
+        print(json.dumps(reply.__dict__, ensure_ascii=False))
+    if reply.state != "completed":
+        fail(reply.text or f"the task ended {reply.state}")
+    if as_json:
         return
     console.print(f"[bold]agent:[/] {reply.text}")
     shown = [e for e in reply.events if e["kind"] not in ("admitted", "unpinned")]
@@ -90,3 +88,33 @@ async def _run(
     )
     console.print(_snapshot_table(reply.snapshot))
     console.print(f"context: {reply.context_id}  (task {reply.task_id}, {reply.state})")
+
+
+async def _stream(
+    api: SmartctxClient,
+    message: str,
+    context: str | None,
+    metadata: dict[str, Any] | None,
+    as_json: bool,
+) -> None:
+    """Print the events as they come (reply chunks inline); a failed task exits 1."""
+    last = None
+    async for event in api.stream(message, context_id=context, metadata=metadata):
+        last = event
+        if as_json:
+            print(json.dumps(event.__dict__, ensure_ascii=False), flush=True)
+        elif event.kind == "artifact":
+            if not event.append:
+                console.print("[bold]agent:[/] ", end="")
+            console.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
+            if event.last_chunk or event.metadata:
+                console.print()
+            snapshot = turn_info(event.metadata).get("snapshot")
+            if snapshot:
+                console.print(_snapshot_table(snapshot))
+        elif not event.final:
+            console.print(f"[dim]{event.kind}[/] {event.state or ''} {event.text}".rstrip())
+    if last is None or last.state != "completed":
+        fail((last.text if last else "") or "the task did not complete")
+    if not as_json:
+        console.print(f"context: {last.context_id}  ({last.state})")

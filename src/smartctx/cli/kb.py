@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
 from rich.table import Table
 
 from smartctx.cli.app import app, console, run_on_database
+from smartctx.cli.progress import progress_bar
 from smartctx.retrieval.chunking import content_hash
 from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.retrieval.kb_scopes import ORG_SCOPE
@@ -66,15 +66,8 @@ def add(
         before = {d.name: d.content_hash for d in kb.documents()}
         files = discover(paths)
         rows: list[tuple[str, str, int]] = []
-        with Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TextColumn("{task.completed}/{task.total}"),
-            console=console,
-            transient=True,
-        ) as progress:
-            task = progress.add_task("chunking", total=len(files))
+        with progress_bar(console) as progress:
+            reading = progress.add_task("reading and chunking", total=len(files), unit="files")
             for file in files:
                 name, text = read_document(file)
                 chunks = kb.add_text(name, text)
@@ -83,9 +76,16 @@ def add(
                 if old is not None and old != content_hash(text):
                     status = "replaced"
                 rows.append((name, status, len(chunks)))
-                progress.advance(task)
-            progress.update(task, description="embedding and saving")
-            await kb.save()
+                progress.advance(reading)
+            embedding = progress.add_task("embedding", total=None, unit="texts")
+            texts = [0]
+
+            def report(done: int, total: int) -> None:
+                texts[0] = total
+                progress.update(embedding, completed=done, total=total)
+
+            await kb.save(progress=report)
+            progress.update(embedding, total=texts[0], completed=texts[0])
         return rows
 
     rows = run_on_database(work)

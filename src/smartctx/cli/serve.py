@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from smartctx.cli.app import app, console
+from smartctx.cli.errors import fail
 from smartctx.core.errors import SmartCtxError
 from smartctx.core.settings import Settings
 
@@ -57,18 +58,33 @@ def serve(
             help="require an API key or JWT (default: on unless bound to loopback)",
         ),
     ] = None,
+    log_format: Annotated[
+        str | None,
+        typer.Option(
+            "--log-format", help="text or json: one JSON object per log line (SMARTCTX_LOG_FORMAT)"
+        ),
+    ] = None,
 ) -> None:
-    """Serve the smartctx agent over A2A (JSON-RPC at /, HTTP+JSON at /rest) plus the memory API.
+    """Serve the smartctx agent over A2A (JSON-RPC at /, HTTP+JSON at /rest) plus the memory API,
+    the OpenAI-compatible proxy at /v1, /ui, /healthz, /readyz and /metrics.
 
     Example: smartctx serve --port 8000 --database sqlite+aiosqlite:///./smartctx.db
 
     Example: smartctx keys create --owner alice && smartctx serve --host 0.0.0.0   (auth is on)
+
+    Example: smartctx serve --port 8000 --log-format json
     """
+    import logging
+
     import uvicorn
 
     from smartctx.service.app import create_app
     from smartctx.service.auth import auth_required
+    from smartctx.service.ops import configure_logging
     from smartctx.service.server import bind_socket, public_url
+
+    if log_format not in (None, "text", "json"):
+        raise typer.BadParameter("--log-format must be text or json")
 
     settings = settings_from(
         host=host,
@@ -78,29 +94,38 @@ def serve(
         budget=budget,
         system_prompt=system_prompt,
         auth=auth,
+        log_format=log_format,
     )
+    json_logs = settings.log_format == "json"
+    configure_logging(settings.log_format)
     try:
         sock = bind_socket(settings.host, settings.port)
         url = public_url(settings.host, sock.getsockname()[1])
         service = create_app(settings, base_url=url, memory=memory)
     except SmartCtxError as err:
-        console.print(f"[red]error:[/] {err.message}")
-        raise typer.Exit(2) from err
-    service.on_started(
-        lambda: console.print(
-            f"smartctx serving on [bold]{url}[/]  (agent card: {url}/.well-known/agent-card.json,"
-            f" memory API docs: {url}/docs; database {settings.resolved_database_url()});"
-            + (
-                " credentials required (smartctx keys create)"
-                if auth_required(settings)
-                else " no authentication: loopback, one local user"
-            )
-        )
+        fail(err.message, 2)
+    access = (
+        "credentials required (smartctx keys create)"
+        if auth_required(settings)
+        else "no authentication: loopback, one local user"
     )
+    started = (
+        f"smartctx serving on {url}  (agent card: {url}/.well-known/agent-card.json, memory API "
+        f"docs: {url}/docs, OpenAI-compatible API: {url}/v1; database "
+        f"{settings.resolved_database_url()}); {access}"
+    )
+    if json_logs:
+        service.on_started(lambda: logging.getLogger("smartctx.serve").info(started))
+    else:
+        service.on_started(lambda: console.print(started, highlight=False))
+    # log_config=None: uvicorn's loggers go through the handler configure_logging installed.
     config = uvicorn.Config(
-        service.asgi, log_level="info", lifespan="on", timeout_graceful_shutdown=5
+        service.asgi, log_level="info", lifespan="on", timeout_graceful_shutdown=5, log_config=None
     )
     # uvicorn re-raises the Ctrl-C it handled, after its graceful shutdown.
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
-    console.print("smartctx stopped")
+    if json_logs:
+        logging.getLogger("smartctx.serve").info("smartctx stopped")
+    else:
+        console.print("smartctx stopped")

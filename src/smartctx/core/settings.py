@@ -50,6 +50,12 @@ class Settings(BaseSettings):
     cleanup_interval: float = Field(60.0, gt=0)
     kb_top_k: int = Field(2, ge=0)
 
+    # operations
+    log_format: Literal["text", "json"] = Field("text", description="log lines as text or JSON")
+    trace_exporter: Literal["none", "console"] = Field(
+        "none", description="'console' prints a span per turn (needs smartctx[tracing])"
+    )
+
     # chat model (OpenAI-compatible); empty base URL means the offline GroundedResponder
     llm_base_url: str | None = None
     llm_model: str = "gpt-4o-mini"

@@ -30,6 +30,7 @@ from typing import Any
 
 from smartctx.core.embeddings import Embedder, Vector, get_embedder
 from smartctx.core.errors import ConfigError, InvalidInput, NotFound
+from smartctx.core.reporting import Report, ReportingEmbedder
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.chunking import Chunk, chunk_document, content_hash
 from smartctx.retrieval.kb_index import ChunkIndex, DocEntry, embed_documents
@@ -328,17 +329,18 @@ class KnowledgeBase:
         with self._lock:
             self._stored = docs
 
-    async def save(self) -> int:
+    async def save(self, *, progress: Report | None = None) -> int:
         """Persist documents added or removed since the last save, in one transaction.
 
-        Embeds what is not embedded yet (vectors are stored with the chunks). Returns the number
-        of documents written or deleted. The shipped corpus is never written.
+        Embeds what is not embedded yet (vectors are stored with the chunks), calling
+        ``progress(done, total)`` as the texts are embedded. Returns the number of documents
+        written or deleted. The shipped corpus is never written.
         """
         store = self._store()
         with self._lock:
             added = dict(self._added)
             removed = set(self._removed) - set(added)
-        await asyncio.to_thread(self._locked_embed, list(added.values()))
+        await asyncio.to_thread(self._locked_embed, list(added.values()), progress)
         documents = [
             StoredDocument(d.name, d.digest, tuple(d.chunks), _tuple(_copy(d.vectors)), d.embedder)
             for d in added.values()
@@ -357,9 +359,10 @@ class KnowledgeBase:
                     self._hidden.add(name)
         return len(documents) + len(removed)
 
-    def _locked_embed(self, docs: Sequence[DocEntry]) -> None:
+    def _locked_embed(self, docs: Sequence[DocEntry], progress: Report | None = None) -> None:
+        embedder = self.embedder if progress is None else ReportingEmbedder(self.embedder, progress)
         with self._lock:
-            embed_documents(docs, self.embedder, self.counter)
+            embed_documents(docs, embedder, self.counter)
 
     async def forget(self) -> int:
         """Delete every stored document of the owner (privacy forget) and drop them from memory.

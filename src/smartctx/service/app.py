@@ -24,8 +24,13 @@ personal-memory hook of :mod:`smartctx.service.personal_hook`), ``embedder``,
 ``counter``, ``clock``, ``history_formatter``, ``database``, ``memory``. The recaller
 embeds with ``embedder`` when one is given, else with ``settings.retrieval_embedder``. The
 personal-memory API (``smartctx.service.personal_api``, mounted unless ``hooks`` is given) and
-the dashboard at ``/ui`` (``smartctx.service.dashboard``) are mounted on the app, all behind the
-access middleware (:mod:`smartctx.service.auth`: credentials, Host and Origin checks, limits).
+the dashboard at ``/ui`` (``smartctx.service.dashboard``; browsers at ``/`` are redirected
+there) are mounted on the app, with the OpenAI-compatible proxy at ``/v1``
+(``smartctx.service.openai_proxy``) and the operations endpoints ``/healthz``, ``/readyz`` and
+``/metrics`` (``smartctx.service.ops``). Turns run through ``ObservedExecutor``, which records
+metrics and a trace span per turn (``tracer_provider``, default: OpenTelemetry's global one).
+All of it sits behind the access middleware (:mod:`smartctx.service.auth`: credentials, Host and
+Origin checks, limits).
 """
 
 from __future__ import annotations
@@ -75,6 +80,15 @@ from smartctx.service.kb_api import ScopedKnowledgeProvider, kb_router
 from smartctx.service.memories import MemoryService
 from smartctx.service.memories.routes import memories_router
 from smartctx.service.memory_api import error_response, memory_router
+from smartctx.service.openai_proxy import OpenAIProxy, openai_router
+from smartctx.service.ops import (
+    MetricsMiddleware,
+    ObservedExecutor,
+    ServiceMetrics,
+    health_router,
+    make_tracer,
+    metrics_router,
+)
 from smartctx.service.owner import OwnerContextBuilder
 from smartctx.service.owner_memory import OwnerMemory
 from smartctx.service.personal_api import build_personal_memory, personal_router
@@ -103,7 +117,9 @@ class ServiceApp:
     owner_memory: OwnerMemory | None = None
     memories: MemoryService | None = None
     knowledge: ScopedKnowledge | None = None
+    metrics: ServiceMetrics | None = None
     startup_error: BaseException | None = None
+    ready: bool = False
     _started: list[Callable[[], None]] = field(default_factory=list)
     _own_db: bool = True
 
@@ -113,6 +129,7 @@ class ServiceApp:
 
     def begin_shutdown(self) -> None:
         """Close live event streams so a graceful shutdown does not wait on them."""
+        self.ready = False
         self.registry.close_streams()
 
     async def forget_owner(self, owner: str) -> int:
@@ -158,6 +175,7 @@ def create_app(
     history_formatter: HistoryFormatter | None = None,
     database: Database | None = None,
     memory: bool | None = None,
+    tracer_provider: Any | None = None,
 ) -> ServiceApp:
     """Build the service (no I/O here; see the module docstring)."""
     settings = settings or Settings()
@@ -202,7 +220,8 @@ def create_app(
         scoped = ScopedKnowledge(kb, db=db)  # organisation-wide base + each owner's documents
         k = settings.kb_top_k
         providers = [ScopedKnowledgeProvider(scoped, k=k)] if k else []
-    executor = SmartctxExecutor(
+    metrics = ServiceMetrics(live_contexts=lambda: registry.live_count)
+    executor = ObservedExecutor(
         registry,
         settings,
         model=model or model_from_settings(settings),
@@ -210,6 +229,8 @@ def create_app(
         hooks=turn_hooks,
         history_formatter=history_formatter,
         owner_providers=owner_memory.providers if owner_memory is not None else None,
+        metrics=metrics,
+        tracer=make_tracer(settings.trace_exporter, tracer_provider),
     )
     card = build_agent_card(base, hooks=turn_hooks, auth_required=auth_required(settings))
     task_store = DatabaseTaskStore(db.engine)
@@ -241,6 +262,7 @@ def create_app(
         owner_memory=owner_memory,
         memories=memories,
         knowledge=scoped,
+        metrics=metrics,
         _own_db=database is None,
     )
     holder.append(service)
@@ -255,6 +277,7 @@ def create_app(
         )
     _install_error_handlers(api)
     install_access(api, settings, db, base_url=base)
+    api.add_middleware(MetricsMiddleware, metrics=metrics)
     # Our routes first: the SDK's REST routes end with a catch-all ``/{tenant}`` mount.
     api.include_router(memory_router(registry))
     api.include_router(memories_router(memories))
@@ -263,6 +286,9 @@ def create_app(
     api.include_router(dashboard_router())
     if scoped is not None:
         api.include_router(kb_router(scoped))
+    api.include_router(health_router(db, started=lambda: service.ready, model=executor.model.name))
+    api.include_router(metrics_router(metrics))
+    api.include_router(openai_router(OpenAIProxy(executor, registry, settings, factory.counter)))
     builder = OwnerContextBuilder()
     add_a2a_routes_to_fastapi(
         api,
@@ -330,15 +356,21 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
             if service.kb.db is not None:
                 await service.kb.load()
             await asyncio.to_thread(service.kb.prepare)
+        embedder = service.registry.factory.embedder
+        if embedder is not None:
+            # Loaded before readiness, so /readyz means the models are in memory.
+            await asyncio.to_thread(embedder.embed, ["ready"])
     except BaseException as err:
         service.startup_error = err
         raise
     sweeper = asyncio.create_task(_sweeper(service), name="smartctx-sweeper")
+    service.ready = True
     for callback in service._started:
         callback()
     try:
         yield
     finally:
+        service.ready = False
         sweeper.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await sweeper

@@ -76,6 +76,12 @@ def _struct(message: Any) -> dict[str, Any]:
     return dict(_ints(MessageToDict(message))) if message is not None else {}
 
 
+def turn_info(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The smartctx part of a turn's metadata: ``events``, ``snapshot``, ``prompt_tokens``,
+    ``context_id``, ``preset`` (read it only through this accessor)."""
+    return dict(metadata.get("smartctx") or {})
+
+
 @dataclass(frozen=True)
 class Reply:
     """One answered turn. ``events``/``snapshot`` come from the artifact's ``smartctx`` metadata;
@@ -93,7 +99,9 @@ class Reply:
 @dataclass(frozen=True)
 class StreamEvent:
     """One streamed A2A event: ``kind`` is ``task``, ``status``, ``artifact`` or ``message``;
-    ``state`` the task state after it (``submitted``, ``working``, ``completed``...)."""
+    ``state`` the task state after it (``submitted``, ``working``, ``completed``...). An
+    ``artifact`` event of a streamed reply is one chunk: ``append`` when it continues the
+    artifact, ``last_chunk`` on the last one (which carries the metadata)."""
 
     kind: str
     task_id: str
@@ -102,6 +110,8 @@ class StreamEvent:
     text: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
     final: bool = False
+    append: bool = False
+    last_chunk: bool = False
 
 
 def reply_from_task(task: Task) -> Reply:
@@ -110,11 +120,12 @@ def reply_from_task(task: Task) -> Reply:
     metadata: dict[str, Any] = {}
     if task.artifacts:
         artifact: Artifact = task.artifacts[-1]
-        text = get_artifact_text(artifact)
+        # A streamed reply is one artifact of appended chunks: its text is their concatenation.
+        text = get_artifact_text(artifact, delimiter="")
         metadata = _struct(artifact.metadata) if artifact.HasField("metadata") else {}
     elif task.status.HasField("message"):
         text = get_message_text(task.status.message)
-    info = metadata.get("smartctx") or {}
+    info = turn_info(metadata)
     return Reply(
         text=text,
         context_id=task.context_id,
@@ -147,7 +158,14 @@ def _stream_event(response: StreamResponse) -> StreamEvent:
         art = response.artifact_update
         meta = _struct(art.artifact.metadata) if art.artifact.HasField("metadata") else {}
         return StreamEvent(
-            "artifact", art.task_id, art.context_id, None, get_artifact_text(art.artifact), meta
+            "artifact",
+            art.task_id,
+            art.context_id,
+            None,
+            get_artifact_text(art.artifact, delimiter=""),
+            meta,
+            append=art.append,
+            last_chunk=art.last_chunk,
         )
     message = response.message
     return StreamEvent(

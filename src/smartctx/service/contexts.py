@@ -29,7 +29,7 @@ from smartctx.core.settings import Settings
 from smartctx.core.slots import Event, Slot
 from smartctx.service.windows import ContextOptions, WindowFactory, make_options
 from smartctx.store.context_log import ContextStore
-from smartctx.window import AddResult, ContextWindow
+from smartctx.window import AddResult, ContextWindow, Prompt
 
 Key = tuple[str, str]
 _CLOSED: dict[str, Any] = {"type": "closed"}
@@ -49,8 +49,8 @@ def compact_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:
 
 
 def describe_events(window: ContextWindow, events: list[Event]) -> list[dict[str, Any]]:
-    """Events as JSON, each with the kind and source id of its slot (self-describing on the
-    wire: a slot admitted and evicted in the same turn is in no snapshot)."""
+    """Events as JSON, each with the kind, source id and tokens of its slot (self-describing on
+    the wire: a slot admitted and evicted in the same turn is in no snapshot)."""
     out: list[dict[str, Any]] = []
     for event in events:
         item = event.to_dict()
@@ -61,6 +61,7 @@ def describe_events(window: ContextWindow, events: list[Event]) -> list[dict[str
         if slot is not None:
             item["slot_kind"] = slot.kind.value
             item["source_id"] = slot.source_id
+            item["tokens"] = slot.tokens
         out.append(item)
     return out
 
@@ -76,6 +77,8 @@ class LiveContext:
     version: int
     last_used: datetime
     keep_recent: int = 4
+    last_prompt: Prompt | None = None
+    """What the model was sent at the last turn served from this process (not persisted)."""
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -10,7 +10,15 @@ header keeps every request on the serving origin. In the browser it
   provenance, text) from ``GET /memory/contexts/{id}/snapshot``,
 - follows ``GET /memory/contexts/{id}/events`` (server-sent events) to add memory events to a
   timeline as they happen, re-reading the snapshot after each change and reconnecting with
-  back-off when the stream ends.
+  back-off when the stream ends;
+- expands a slot's row to its full text, provenance and metadata on click;
+- shows the prompt the model received at the last turn (``GET .../last-prompt``): the messages,
+  the slots sent and the recalled ones, with a gauge that counts both;
+- shows the owner's profile, pairs and audit (``/memory/owners/{owner}/...``) with accept, mark
+  wrong and forget actions.
+
+Every request of the page goes through one function (``request``) that adds the headers, so
+credentials can be added in one place.
 
 The stream is read with ``fetch`` rather than ``EventSource`` because the memory API scopes
 every request by the ``X-Smartctx-Owner`` header, which ``EventSource`` cannot send.
@@ -21,8 +29,8 @@ from __future__ import annotations
 import functools
 from importlib import resources
 
-from fastapi import APIRouter
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 DASHBOARD_PATH = "/ui"
 
@@ -42,7 +50,8 @@ def dashboard_html() -> str:
 
 
 def dashboard_router() -> APIRouter:
-    """A router serving the dashboard at ``GET /ui`` (no I/O until the first request).
+    """A router serving the dashboard at ``GET /ui`` and redirecting browsers from ``GET /``
+    (no I/O until the first request).
 
     Mount it before the A2A SDK's REST routes, which end with a catch-all ``/{tenant}`` mount.
     """
@@ -59,5 +68,17 @@ def dashboard_router() -> APIRouter:
                 "X-Content-Type-Options": "nosniff",
             },
         )
+
+    @router.get("/", include_in_schema=False)
+    async def root(request: Request) -> Response:
+        """A browser opening the server's root URL goes to the dashboard; JSON-RPC stays POST."""
+        if "text/html" in request.headers.get("accept", ""):
+            return RedirectResponse(DASHBOARD_PATH, status_code=307)
+        body = {
+            "error": "method_not_allowed",
+            "message": f"POST A2A JSON-RPC requests to /; the dashboard is at {DASHBOARD_PATH}",
+            "detail": {},
+        }
+        return JSONResponse(body, status_code=405, headers={"Allow": "POST"})
 
     return router

@@ -17,6 +17,12 @@ For a message in context ``(owner, contextId)`` the executor, holding the contex
    ``{"smartctx": {"events": [...], "snapshot": {compact}, "prompt_tokens": n}}`` plus what the
    hooks returned, and completes the task.
 
+When the chat model streams (:class:`~smartctx.agents.models.StreamingChatModel`), the reply
+artifact is sent in chunks as the tokens arrive (see
+:class:`~smartctx.service.artifact_stream.ArtifactStream`): the first
+creates the artifact, the others append to it, and the last (``last_chunk``) carries the
+metadata, so the artifact's text is the chunks concatenated.
+
 If anything fails the task fails with a message naming the error, and nothing of the turn is
 persisted (the registry drops the in-memory window).
 """
@@ -24,7 +30,7 @@ persisted (the registry drops the in-memory window).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from a2a.helpers.proto_helpers import new_task_from_user_message
@@ -34,10 +40,11 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import Part
 
 from smartctx.agents import Agent, ChatModel, ContextProvider, Message, Thread
-from smartctx.agents.models import ChatMessages
+from smartctx.agents.models import ChatMessages, StreamingChatModel, TokenSink
 from smartctx.core.errors import SmartCtxError
 from smartctx.core.settings import Settings
 from smartctx.core.slots import Slot, SlotKind
+from smartctx.service.artifact_stream import ArtifactStream
 from smartctx.service.contexts import (
     ContextRegistry,
     LiveContext,
@@ -73,14 +80,28 @@ class _TurnModel:
         self.planner_input = planner_input
         self.formatter = formatter
 
-    async def complete(self, messages: ChatMessages, *, temperature: float | None = None) -> str:
+    def _prepare(self, messages: ChatMessages) -> ChatMessages:
         out = [dict(m) for m in messages]
         if self.planner_input:
             last_user = max((i for i, m in enumerate(out) if m["role"] == "user"), default=len(out))
             out.insert(last_user, {"role": "system", "content": self.planner_input})
         if self.formatter is not None:
             out = self.formatter(out)
-        return await self.inner.complete(out, temperature=temperature)
+        return out
+
+    async def complete(self, messages: ChatMessages, *, temperature: float | None = None) -> str:
+        return await self.inner.complete(self._prepare(messages), temperature=temperature)
+
+    async def stream(
+        self, messages: ChatMessages, *, temperature: float | None = None
+    ) -> AsyncIterator[str]:
+        """The inner model's chunks, or its whole reply as one chunk if it does not stream."""
+        prepared = self._prepare(messages)
+        if isinstance(self.inner, StreamingChatModel):
+            async for chunk in self.inner.stream(prepared, temperature=temperature):
+                yield chunk
+        else:
+            yield await self.inner.complete(prepared, temperature=temperature)
 
 
 def history_of(live: LiveContext) -> list[Message]:
@@ -124,6 +145,9 @@ class SmartctxExecutor(AgentExecutor):
             return list(self.providers)
         return [*self.providers, *self.owner_providers(owner)]
 
+    stream_flush_seconds = 0.05
+    """Streamed reply chunks closer together than this go out as one artifact update."""
+
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message = context.message
         if message is None or context.task_id is None or context.context_id is None:
@@ -133,9 +157,14 @@ class SmartctxExecutor(AgentExecutor):
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         await updater.start_work()
         owner = owner_of(context.call_context)
+        artifact = ArtifactStream(updater, self.stream_flush_seconds)
         try:
             reply, meta = await self.turn(
-                owner, context.context_id, context.get_user_input(), message_metadata(message)
+                owner,
+                context.context_id,
+                context.get_user_input(),
+                message_metadata(message),
+                on_token=artifact.on_token,
             )
         except SmartCtxError as err:
             logger.warning("turn failed in context %s: %s", context.context_id, err.message)
@@ -146,7 +175,7 @@ class SmartctxExecutor(AgentExecutor):
             detail = {"error": "internal_error", "message": f"{type(err).__name__}: {err}"}
             await updater.failed(self._error_message(updater, detail))
             return
-        await updater.add_artifact([Part(text=reply)], name="reply", metadata=meta)
+        await artifact.finish(reply, meta)
         await updater.complete()
 
     @staticmethod
@@ -155,9 +184,17 @@ class SmartctxExecutor(AgentExecutor):
         return updater.new_agent_message([Part(text=text)], metadata={"smartctx": detail})
 
     async def turn(
-        self, owner: str, context_id: str, text: str, metadata: dict[str, Any]
+        self,
+        owner: str,
+        context_id: str,
+        text: str,
+        metadata: dict[str, Any],
+        *,
+        on_token: TokenSink | None = None,
     ) -> tuple[str, dict[str, Any]]:
-        """One turn; returns the reply and the artifact metadata. Usable without A2A (tests)."""
+        """One turn; returns the reply and the artifact metadata. Usable without A2A (tests).
+
+        ``on_token`` receives the reply's chunks as the model produces them."""
         options = options_from_metadata(self.settings, metadata)
         create = options or self.registry.options()
         turn = TurnContext(owner, context_id, text, dict(metadata))
@@ -175,8 +212,10 @@ class SmartctxExecutor(AgentExecutor):
                 self.providers_for(owner, live.preset),
             )
             thread = Thread(live.window, id=context_id, owner=owner, history=history_of(live))
-            result = await agent.run(Message("user", text, {"owner": owner}), thread)
+            sink = on_token if isinstance(self.model, StreamingChatModel) else None
+            result = await agent.run(Message("user", text, {"owner": owner}), thread, on_token=sink)
             events += result.events
+            live.last_prompt = result.prompt
         turn.reply = result.reply
         extra: dict[str, Any] = {}
         for hook in self.hooks:

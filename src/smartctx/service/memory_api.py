@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
-from smartctx.core.errors import SmartCtxError, status_for
+from smartctx.core.errors import NotFound, SmartCtxError, status_for
 from smartctx.core.slots import Slot, SlotKind
 from smartctx.service.contexts import ContextRegistry, describe_events
 from smartctx.service.owner import OWNER_HEADER, owner_of
@@ -103,6 +103,20 @@ def memory_router(registry: ContextRegistry) -> APIRouter:
     ) -> dict[str, Any]:
         live = await registry.open(owner_of(request), context_id)
         return live.prompt(query)
+
+    @router.get("/contexts/{context_id}/last-prompt", summary="What the model received last")
+    async def last_prompt(
+        context_id: str, request: Request, owner: OwnerHeader = None
+    ) -> dict[str, Any]:
+        """The prompt of the context's last turn served by this process (messages, slots sent,
+        recalled slots, tokens counting both); ``not_found`` before the first turn."""
+        live = await registry.open(owner_of(request), context_id)
+        if live.last_prompt is None:
+            raise NotFound(
+                f"context {context_id!r} has had no turn on this server since it started",
+                context_id=context_id,
+            )
+        return live.last_prompt.to_dict() | {"context_id": context_id}
 
     @router.post("/contexts/{context_id}/slots", summary="Add a slot of any kind")
     async def add_slot(

@@ -18,6 +18,8 @@ as invalid input.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 import secrets
 from dataclasses import dataclass
@@ -118,6 +120,26 @@ def owner_of(source: HTTPConnection | ServerCallContext | None) -> str:
             f"as {owner!r}"
         )
     return owner
+
+
+def owner_of_context(connection: HTTPConnection, context_id: str) -> str:
+    """The owner of a request that names ``context_id`` (the OpenAI-compatible proxy's).
+
+    As :func:`owner_of`, except that an anonymous caller naming no owner gets an owner derived
+    from the context (``anon-`` and a digest of it) instead of a fresh one per request: an
+    unmodified OpenAI client continues its conversation from request to request, and two
+    anonymous conversations still never share memory.
+    """
+    identity = identity_of(connection)
+    if identity.authenticated or _named(connection) is not None:
+        return owner_of(connection)
+    return context_owner(context_id)
+
+
+def context_owner(context_id: str) -> str:
+    """The anonymous owner of ``context_id``: ``anon-`` and 22 characters of its SHA-256."""
+    digest = hashlib.sha256(context_id.encode()).digest()
+    return "anon-" + base64.urlsafe_b64encode(digest[:16]).decode().rstrip("=")
 
 
 def require_owner(connection: HTTPConnection, owner: str, *, admin_only: bool = False) -> str:

@@ -7,8 +7,8 @@
   whose ``Host`` is not listed is refused, which defeats DNS rebinding.
 - Origins: a browser request may come from the server's own origin or from ``allowed_origins``;
   any other ``Origin`` (``null`` included) is refused.
-- Public paths answer without credentials: the agent card, ``/healthz`` and the ``/ui`` page
-  itself (which holds no data: it asks for a key and sends it with every call).
+- Public paths answer without credentials: the agent card, ``/healthz``, ``/readyz`` and the
+  ``/ui`` page itself (which holds no data: it asks for a key and sends it with every call).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from smartctx.core.settings import Settings
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-PUBLIC_PATHS = frozenset({"/.well-known/agent-card.json", "/healthz", "/ui"})
+PUBLIC_PATHS = frozenset({"/.well-known/agent-card.json", "/healthz", "/readyz", "/ui"})
 
 
 def is_loopback(host: str) -> bool:
