@@ -40,7 +40,16 @@ class Settings(BaseSettings):
         "You are the smartctx helpdesk assistant. Answer from the knowledge in your context and "
         "cite its source; say plainly when you do not have the information."
     )
+    public_url: str | None = Field(
+        None,
+        description="base URL the agent card advertises (behind a proxy or when bound to 0.0.0.0)",
+    )
     max_message_chars: int = Field(32_000, gt=0)
+    max_body_bytes: int = Field(1_048_576, gt=0, description="largest request body accepted")
+    max_json_depth: int = Field(32, gt=0, description="deepest JSON nesting of a request body")
+    max_live_contexts: int = Field(
+        1000, gt=0, description="context windows held in memory; least recently used leave"
+    )
     context_idle_timeout: float = Field(
         900.0, gt=0, description="seconds before an idle context leaves memory"
     )

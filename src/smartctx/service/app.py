@@ -63,10 +63,12 @@ from smartctx.retrieval.recall import HybridRecaller
 from smartctx.service.card import REST_PREFIX, build_agent_card
 from smartctx.service.contexts import ContextRegistry
 from smartctx.service.dashboard import dashboard_router
+from smartctx.service.delivery import DeliveryLog, fail_interrupted_tasks
 from smartctx.service.executor import HistoryFormatter, SmartctxExecutor
 from smartctx.service.forget_copies import CopiesForgetter
 from smartctx.service.handler import GuardedRequestHandler
 from smartctx.service.hooks import TurnHook
+from smartctx.service.limits import RequestLimits
 from smartctx.service.memory_api import error_response, memory_router
 from smartctx.service.owner import OwnerContextBuilder
 from smartctx.service.owner_memory import OwnerMemory
@@ -197,6 +199,8 @@ def create_app(
         card,
         max_chars=settings.max_message_chars,
         extra_check=lambda _text, meta: _check_options(settings, meta),
+        deliveries=DeliveryLog(db, clock=clock),
+        validate_input_modes=True,
     )
     holder: list[ServiceApp] = []
     api = FastAPI(
@@ -227,6 +231,11 @@ def create_app(
             CopiesForgetter(registry, db, task_table=TASK_TABLE, memory=owner_memory)
         )
     _install_error_handlers(api)
+    api.add_middleware(
+        RequestLimits,
+        max_body_bytes=settings.max_body_bytes,
+        max_json_depth=settings.max_json_depth,
+    )
     # Our routes first: the SDK's REST routes end with a catch-all ``/{tenant}`` mount.
     api.include_router(memory_router(registry))
     if personal_routes is not None:
@@ -273,9 +282,9 @@ def _install_error_handlers(api: FastAPI) -> None:
     @api.exception_handler(Exception)
     async def _internal_error(_request: Request, exc: Exception) -> JSONResponse:
         logger.exception("unhandled error")
+        message = "internal error: the server logged the details; try again later"
         return JSONResponse(
-            {"error": "internal_error", "message": f"{type(exc).__name__}", "detail": {}},
-            status_code=500,
+            {"error": "internal_error", "message": message, "detail": {}}, status_code=500
         )
 
 
@@ -292,6 +301,9 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
     try:
         await service.db.migrate()
         await service.task_store.initialize()
+        failed = await fail_interrupted_tasks(service.db, service.task_store.task_model)
+        if failed:
+            logger.warning("marked %d tasks interrupted by a restart as failed", failed)
         if service.kb is not None:
             if service.kb.db is not None:
                 await service.kb.load()

@@ -143,7 +143,11 @@ class SmartctxExecutor(AgentExecutor):
             return
         except Exception as err:
             logger.exception("turn failed in context %s", context.context_id)
-            detail = {"error": "internal_error", "message": f"{type(err).__name__}: {err}"}
+            # The exception text may hold SQL or paths: the client gets none of it.
+            detail = {
+                "error": "internal_error",
+                "message": f"the turn failed ({type(err).__name__}); the server logged the details",
+            }
             await updater.failed(self._error_message(updater, detail))
             return
         await updater.add_artifact([Part(text=reply)], name="reply", metadata=meta)

@@ -29,7 +29,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import sqlalchemy as sa
-from fastapi import APIRouter, FastAPI, Header
+from fastapi import APIRouter, FastAPI, Header, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
@@ -47,8 +47,10 @@ from smartctx.service.owner import OWNER_HEADER, check_owner
 from smartctx.store.db import Database
 
 OwnerHeader = Annotated[str | None, Header(alias=OWNER_HEADER, description="owner (tenant/user)")]
-OWNER_TABLES = ("agent_memory", "a2a_tasks")
+OWNER_TABLES = ("agent_memory", "a2a_tasks", "a2a_deliveries")
 """Other owner-scoped tables that ``forget`` empties when they exist."""
+MAX_PAGE = 1000
+"""The largest page a list route returns (``?limit=`` above it is a 400)."""
 
 
 class PairBody(BaseModel):
@@ -197,7 +199,10 @@ def personal_router(memory: PersonalMemory, *, run_worker: bool = True) -> APIRo
 
     @router.get("/{owner}/pairs", summary="Recent pairs, oldest first")
     async def pairs(
-        owner: str, session_id: str | None = None, limit: int = 50, x: OwnerHeader = None
+        owner: str,
+        session_id: Annotated[str | None, Query(max_length=128)] = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+        x: OwnerHeader = None,
     ) -> Any:
         return await _answer(
             lambda: _wrap(
