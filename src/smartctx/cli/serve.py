@@ -25,6 +25,13 @@ DatabaseUrl = Annotated[
 ]
 DataDir = Annotated[Path | None, typer.Option(help="folder of the default SQLite database")]
 Budget = Annotated[int | None, typer.Option(help="default token budget of a new context")]
+PublicUrl = Annotated[
+    str | None,
+    typer.Option(
+        help="base URL the agent card advertises, when behind a proxy or bound to 0.0.0.0 "
+        "(default SMARTCTX_PUBLIC_URL, else the bound address)"
+    ),
+]
 SystemPrompt = Annotated[
     str | None, typer.Option(help="default pinned system prompt of a new context")
 ]
@@ -43,6 +50,7 @@ def serve(
     data_dir: DataDir = None,
     budget: Budget = None,
     system_prompt: SystemPrompt = None,
+    public_url: PublicUrl = None,
     memory: Annotated[
         bool,
         typer.Option(
@@ -58,7 +66,8 @@ def serve(
     import uvicorn
 
     from smartctx.service.app import create_app
-    from smartctx.service.server import bind_socket, public_url
+    from smartctx.service.server import bind_socket
+    from smartctx.service.server import public_url as bound_url
 
     settings = settings_from(
         host=host,
@@ -67,10 +76,11 @@ def serve(
         data_dir=data_dir,
         budget=budget,
         system_prompt=system_prompt,
+        public_url=public_url,
     )
     try:
         sock = bind_socket(settings.host, settings.port)
-        url = public_url(settings.host, sock.getsockname()[1])
+        url = settings.public_url or bound_url(settings.host, sock.getsockname()[1])
         service = create_app(settings, base_url=url, memory=memory)
     except SmartCtxError as err:
         console.print(f"[red]error:[/] {err.message}")

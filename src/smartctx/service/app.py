@@ -60,7 +60,7 @@ from smartctx.core.tokens import TokenCounter, get_counter
 from smartctx.memory.personal import PersonalMemory
 from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.retrieval.recall import HybridRecaller
-from smartctx.service.card import REST_PREFIX, build_agent_card
+from smartctx.service.card import REST_PREFIX, CardCacheHeaders, build_agent_card
 from smartctx.service.contexts import ContextRegistry
 from smartctx.service.dashboard import dashboard_router
 from smartctx.service.delivery import DeliveryLog, fail_interrupted_tasks
@@ -154,7 +154,9 @@ def create_app(
 ) -> ServiceApp:
     """Build the service (no I/O here; see the module docstring)."""
     settings = settings or Settings()
-    base = base_url or f"http://{settings.host}:{settings.port}"
+    base = (settings.public_url or base_url or f"http://{settings.host}:{settings.port}").rstrip(
+        "/"
+    )
     clock = clock or SystemClock()
     db = database or Database(settings.resolved_database_url())
     with_memory = providers is None if memory is None else memory
@@ -236,6 +238,7 @@ def create_app(
         max_body_bytes=settings.max_body_bytes,
         max_json_depth=settings.max_json_depth,
     )
+    api.add_middleware(CardCacheHeaders)
     # Our routes first: the SDK's REST routes end with a catch-all ``/{tenant}`` mount.
     api.include_router(memory_router(registry))
     if personal_routes is not None:
