@@ -32,6 +32,7 @@ from sqlalchemy.ext.asyncio import (
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 BUSY_TIMEOUT_MS = 30_000
+_NO_BEGIN = "smartctx_no_begin"
 logger = logging.getLogger(__name__)
 
 
@@ -47,7 +48,16 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def _begin_immediate(connection: Connection) -> None:
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    if not connection.get_execution_options().get(_NO_BEGIN):
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+async def _run_to_end(driver: Any, statement: str) -> None:
+    """Run one statement on an aiosqlite connection and close its cursor (an open cursor
+    counts as a statement in progress, which VACUUM refuses)."""
+    cursor = await driver.execute(statement)
+    await cursor.fetchall()
+    await cursor.close()
 
 
 class Database:
@@ -91,11 +101,13 @@ class Database:
             return True
         try:
             async with self.engine.connect() as conn:
+                # No BEGIN IMMEDIATE here: VACUUM cannot run inside a transaction.
+                await conn.execution_options(**{_NO_BEGIN: True})
                 raw = await conn.get_raw_connection()
                 driver: Any = raw.driver_connection
-                await driver.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                await driver.execute("VACUUM")
-                await driver.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                for statement in ("PRAGMA wal_checkpoint(TRUNCATE)", "VACUUM"):
+                    await _run_to_end(driver, statement)
+                await _run_to_end(driver, "PRAGMA wal_checkpoint(TRUNCATE)")
         except (OperationalError, sqlite3.OperationalError) as err:
             logger.warning("checkpoint skipped, the database is busy: %s", err)
             return False
