@@ -230,7 +230,9 @@ def create_app(
         if owner_memory is not None:
             personal.add_forgetter(owner_memory, first=True)
         personal.add_item_forgetter(
-            CopiesForgetter(registry, db, task_table=TASK_TABLE, memory=owner_memory)
+            CopiesForgetter(
+                registry, db, task_table=TASK_TABLE, memory=owner_memory, personal=personal
+            )
         )
     _install_error_handlers(api)
     api.add_middleware(
@@ -307,6 +309,10 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
         failed = await fail_interrupted_tasks(service.db, service.task_store.task_model)
         if failed:
             logger.warning("marked %d tasks interrupted by a restart as failed", failed)
+        if service.personal is not None:
+            resumed = await service.personal.resume_forgets()
+            if resumed:
+                logger.warning("finished %d forgets interrupted by a restart", len(resumed))
         if service.kb is not None:
             if service.kb.db is not None:
                 await service.kb.load()

@@ -1,5 +1,6 @@
-"""A2A deliveries: which task answered each (owner, messageId), so a retried message is
-applied once (``smartctx.service.delivery``).
+"""Hardening: A2A deliveries, which task answered each (owner, messageId), so a retried message
+is applied once (``smartctx.service.delivery``); forget jobs, the owners whose forget has begun
+and not yet reached every store, resumed at start-up (``smartctx.memory.forget_jobs``).
 
 Revision ID: 0005_i11hard
 Revises:
@@ -12,7 +13,7 @@ from alembic import op
 
 revision = "0005_i11hard"
 down_revision = None
-branch_labels = ("deliveries",)
+branch_labels = ("hardening",)
 depends_on = None
 
 
@@ -25,7 +26,14 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("owner", "message_id", name="pk_a2a_deliveries"),
     )
+    op.create_table(
+        "forget_jobs",
+        sa.Column("owner", sa.String(255), nullable=False),
+        sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("owner", name="pk_forget_jobs"),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("forget_jobs")
     op.drop_table("a2a_deliveries")
