@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -68,6 +68,10 @@ class Settings(BaseSettings):
     retention_days_daily: int = Field(180, ge=0)
     retention_days_weekly: int = Field(365, ge=0)
     compaction_interval: float = Field(3600.0, gt=0)
+    secret_copies: Literal["none", "encrypted"] = Field(
+        "none", description="keep an encrypted copy of a pair whose secrets were redacted"
+    )
+    secrets_key: SecretStr | None = Field(None, description="Fernet key for secret_copies")
 
     @field_validator("data_dir")
     @classmethod

@@ -45,6 +45,7 @@ from smartctx.memory.tables import (
     SessionSummaryRow,
     WeeklyDigestRow,
 )
+from smartctx.memory.vault import SecretVault
 from smartctx.store.db import Database
 
 logger = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ class PersonalMemory:
         summarizer = ModelSummarizer(summarize) if summarize else ExtractiveSummarizer()
         self.compactor = Compactor(summarizer)
         self.retention = retention.Retention.from_settings(self.settings)
+        self.vault = SecretVault.from_settings(self.settings)
         self.forgetters: list[Forgetter] = list(forgetters)
         self.item_forgetters: list[ItemForgetter] = list(item_forgetters)
 
@@ -117,7 +119,9 @@ class PersonalMemory:
                 result = pairs.StoreResult(duplicates=[pair.id])
             else:
                 seq = await bump(s, owner)
-                result = await pairs.store_pairs(s, owner, [pair], now=now, seq=seq)
+                result = await pairs.store_pairs(
+                    s, owner, [pair], now=now, seq=seq, vault=self.vault
+                )
             row = await s.get(PairRow, (owner, pair.id))
             return {
                 "stored": bool(result.stored),
@@ -290,7 +294,13 @@ class PersonalMemory:
     ) -> dict[str, Any]:
         async with self.db.session() as s:
             return await sync_mod.sync(
-                s, owner, cursor=cursor, version=version, pairs=pairs, now=self.clock.now()
+                s,
+                owner,
+                cursor=cursor,
+                version=version,
+                pairs=pairs,
+                now=self.clock.now(),
+                vault=self.vault,
             )
 
     # -- forget --------------------------------------------------------------------------------

@@ -188,9 +188,28 @@ def redact(text: str, *, regions: tuple[str, ...] = ("US", "KR")) -> str:
     return "".join(out)
 
 
+def redact_echoes(text: str, source: str, *, regions: tuple[str, ...] = ("US", "KR")) -> str:
+    """``text`` redacted, and also cleared of every sensitive value found in ``source`` (a reply
+    that repeats the user's password without the word "password" still loses it)."""
+    out = redact(text, regions=regions)
+    for f in detect(source, regions=regions):
+        value = source[f.start : f.end]
+        if len(value) >= 4:
+            out = out.replace(value, f"[REDACTED:{f.kind}]")
+    return out
+
+
 def is_sensitive(text: str) -> bool:
     """True when ``text`` holds a sensitive value or a redaction placeholder."""
     return bool(PLACEHOLDER.search(text)) or bool(detect(text))
 
 
-__all__ = ["PLACEHOLDER", "Finding", "detect", "is_sensitive", "luhn_ok", "redact"]
+__all__ = [
+    "PLACEHOLDER",
+    "Finding",
+    "detect",
+    "is_sensitive",
+    "luhn_ok",
+    "redact",
+    "redact_echoes",
+]

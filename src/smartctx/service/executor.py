@@ -13,7 +13,8 @@ For a message in context ``(owner, contextId)`` the executor, holding the contex
    the prompt is assembled (recalling archived slots of the thread when the window has a
    recaller), the chat model answers, the reply enters, the funnel runs;
 4. persists the window (one transaction), then runs ``after_turn`` hooks;
-5. answers with an artifact whose text is the reply and whose metadata holds
+5. answers with an artifact whose text is the reply (detected secrets redacted, also those
+   the reply repeats from the user's message) and whose metadata holds
    ``{"smartctx": {"events": [...], "snapshot": {compact}, "prompt_tokens": n}}`` plus what the
    hooks returned, and completes the task.
 
@@ -38,6 +39,7 @@ from smartctx.agents.models import ChatMessages
 from smartctx.core.errors import SmartCtxError
 from smartctx.core.settings import Settings
 from smartctx.core.slots import Slot, SlotKind
+from smartctx.memory.privacy import redact_echoes
 from smartctx.service.contexts import (
     ContextRegistry,
     LiveContext,
@@ -80,7 +82,10 @@ class _TurnModel:
             out.insert(last_user, {"role": "system", "content": self.planner_input})
         if self.formatter is not None:
             out = self.formatter(out)
-        return await self.inner.complete(out, temperature=temperature)
+        # A reply never repeats a detected secret (card, password, key...): the artifact, the
+        # agent slot and the stored pair all get the redacted text.
+        asked = next((str(m["content"]) for m in reversed(out) if m["role"] == "user"), "")
+        return redact_echoes(await self.inner.complete(out, temperature=temperature), asked)
 
 
 def history_of(live: LiveContext) -> list[Message]:
