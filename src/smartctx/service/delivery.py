@@ -104,10 +104,10 @@ async def fail_interrupted_tasks(
     status_text = sa.cast(task_model.status, sa.Text)
     unfinished = sa.or_(*(status_text.like(f"%{state}%") for state in UNFINISHED))
     query = sa.select(task_model.id, task_model.status).where(unfinished)
-    if not db.is_sqlite:
-        cutoff = datetime.now(UTC) - timedelta(seconds=stale_after)
-        query = query.where(task_model.last_updated < cutoff)
     now = datetime.now(UTC)
+    naive_now = now.replace(tzinfo=None)  # the SDK's ``last_updated`` is a naive UTC time
+    if not db.is_sqlite:
+        query = query.where(task_model.last_updated < naive_now - timedelta(seconds=stale_after))
     failed = 0
     async with db.session() as session:
         for task_id, status in (await session.execute(query)).all():
@@ -126,7 +126,7 @@ async def fail_interrupted_tasks(
             await session.execute(
                 sa.update(task_model)
                 .where(task_model.id == task_id)
-                .values(status=new_status, last_updated=now)
+                .values(status=new_status, last_updated=naive_now)
             )
             failed += 1
     return failed
