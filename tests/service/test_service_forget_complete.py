@@ -5,37 +5,17 @@ the second person goes with it, byte for byte; a forget of an owner that stops h
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
-import pytest
+from test_service_forget_item import _db_bytes, handle
 
-from smartctx.core import HashingEmbedder, Settings
-from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.service.client import SmartctxClient
-from smartctx.service.server import AsyncServerHandle, serve_async
+from smartctx.service.server import AsyncServerHandle
 
 FACT = "I keep my spare key under the blue flowerpot."
 NEEDLES = (b"blue flowerpot", b"spare key under")
-
-
-@pytest.fixture
-async def handle(tmp_path: Path, hashing_kb: KnowledgeBase) -> AsyncIterator[AsyncServerHandle]:
-    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path / 'forget.db'}")
-    server = await serve_async(
-        settings, host="127.0.0.1", port=0, embedder=HashingEmbedder(), kb=hashing_kb
-    )
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-def _db_bytes(path: Path) -> bytes:
-    return b"".join(
-        p.read_bytes() for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists()
-    )
+__all__ = ["handle"]  # the fixture: a server on forget.db with personal memory on
 
 
 async def test_restatements_in_other_threads_are_forgotten_too(

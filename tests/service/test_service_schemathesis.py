@@ -8,30 +8,17 @@ run by plain hypothesis, since schemathesis' pytest plugin does not load under p
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
+from test_service_fuzz import live
 
-from smartctx.core import HashingEmbedder, Settings
-from smartctx.retrieval.kb import KnowledgeBase
-from smartctx.service.server import ServerHandle, serve
+from smartctx.service.server import ServerHandle
 
 EXAMPLES = 8
-
-
-@pytest.fixture(scope="module")
-def live(
-    tmp_path_factory: pytest.TempPathFactory, hashing_kb: KnowledgeBase
-) -> Iterator[ServerHandle]:
-    db = tmp_path_factory.mktemp("schemathesis") / "service.db"
-    config = Settings(database_url=f"sqlite+aiosqlite:///{db}", kb_top_k=0)
-    handle = serve(config, host="127.0.0.1", port=0, embedder=HashingEmbedder(), kb=hashing_kb)
-    yield handle
-    handle.stop()
+__all__ = ["live"]  # the fixture: one server for the module, as the fuzz tests use
 
 
 def test_no_operation_answers_5xx(live: ServerHandle) -> None:
