@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from smartctx.cli.app import app, console
-from smartctx.service.client import SmartctxClient
+from smartctx.service.client import SmartctxClient, smartctx_info, smartctx_options
 
 
 def _snapshot_table(snapshot: dict[str, Any]) -> Table:
@@ -42,8 +42,7 @@ def client(
 
     Example: smartctx client 'How do I connect to the VPN?' --context demo-1 --stream
     """
-    options = {k: v for k, v in {"preset": preset, "budget": budget}.items() if v is not None}
-    metadata = {"smartctx": options} if options else None
+    metadata = smartctx_options(preset=preset, budget=budget) or None
     if transport not in ("jsonrpc", "rest"):
         raise typer.BadParameter("--transport must be jsonrpc or rest")
     asyncio.run(_run(message, url, context, owner, transport, stream, metadata, as_json))
@@ -64,7 +63,7 @@ async def _run(
             async for event in api.stream(message, context_id=context, metadata=metadata):
                 label = f"[dim]{event.kind}[/] {event.state or ''}"
                 console.print(f"{label} {event.text}".rstrip())
-                info = event.metadata.get("smartctx")
+                info = smartctx_info(event.metadata)
                 if info:
                     console.print(_snapshot_table(info.get("snapshot", {})))
                 if event.final:

@@ -15,8 +15,8 @@ For a message in context ``(owner, contextId)`` the executor, holding the contex
 4. persists the window (one transaction), then runs ``after_turn`` hooks;
 5. answers with an artifact whose text is the reply (detected secrets redacted, also those
    the reply repeats from the user's message) and whose metadata holds
-   ``{"smartctx": {"events": [...], "snapshot": {compact}, "prompt_tokens": n}}`` plus what the
-   hooks returned, and completes the task.
+   ``{"smartctx": {"events": [...], "snapshot": {compact}, "promptTokens": n}}`` (camelCase
+   keys, see :mod:`smartctx.service.wire`) plus what the hooks returned, and completes the task.
 
 If anything fails the task fails with a message naming the error, and nothing of the turn is
 persisted (the registry drops the in-memory window).
@@ -50,6 +50,7 @@ from smartctx.service.handler import message_metadata
 from smartctx.service.hooks import TurnContext, TurnHook
 from smartctx.service.owner import owner_of
 from smartctx.service.windows import options_from_metadata
+from smartctx.service.wire import METADATA_KEY, camel_keys
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +162,9 @@ class SmartctxExecutor(AgentExecutor):
     @staticmethod
     def _error_message(updater: TaskUpdater, detail: dict[str, Any]) -> Any:
         text = f"{detail.get('error')}: {detail.get('message')}"
-        return updater.new_agent_message([Part(text=text)], metadata={"smartctx": detail})
+        return updater.new_agent_message(
+            [Part(text=text)], metadata={METADATA_KEY: camel_keys(detail)}
+        )
 
     async def turn(
         self, owner: str, context_id: str, text: str, metadata: dict[str, Any]
@@ -197,7 +200,7 @@ class SmartctxExecutor(AgentExecutor):
             "snapshot": compact_snapshot(result.snapshot) | {"version": live.version},
             "prompt_tokens": result.prompt.tokens,
         }
-        return result.reply, {**extra, "smartctx": info}
+        return result.reply, {**extra, METADATA_KEY: camel_keys(info)}
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Turns are short and not interruptible: cancellation is reported as canceled."""
