@@ -146,7 +146,14 @@ def test_client_errors_carry_no_sql_or_paths(hostile: tuple[ServerHandle, Path])
     with httpx.Client(base_url=handle.url, timeout=60) as http:
         answer = http.post("/", json=rpc(send("hello there")), headers=V1).text
         created = http.post("/memory/contexts", json={"context_id": "c2"})
+        with sqlite3.connect(db_file) as conn:
+            conn.execute("DROP TABLE a2a_tasks")  # now reading a task fails in the SDK's store
+        got = http.post("/", json=rpc({"id": "t-1"}, method="GetTask"), headers=V1).json()
+        listed = http.post("/", json=rpc({}, method="ListTasks"), headers=V1).json()
     assert created.status_code == 500
+    for failed in (got, listed):
+        assert failed["error"]["code"] == -32603
+        assert "a2a_tasks" not in str(failed) and "SELECT" not in str(failed)
     assert "failed" in answer
     for text in (answer, created.text):
         assert "no such table" not in text and "INSERT" not in text and "SELECT" not in text

@@ -26,7 +26,10 @@ from a2a.server.context import ServerCallContext
 from a2a.server.events import Event
 from a2a.server.request_handlers import DefaultRequestHandlerV2
 from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
     GetTaskRequest,
+    ListTasksRequest,
+    ListTasksResponse,
     Message,
     SendMessageRequest,
     Task,
@@ -135,6 +138,22 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
                     yield event
         finally:
             self._deliveries.release(*key)
+
+    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
+        task: Task | None = await _guarded(super().on_get_task(params, context))
+        return task
+
+    async def on_list_tasks(
+        self, params: ListTasksRequest, context: ServerCallContext
+    ) -> ListTasksResponse:
+        tasks: ListTasksResponse = await _guarded(super().on_list_tasks(params, context))
+        return tasks
+
+    async def on_cancel_task(
+        self, params: CancelTaskRequest, context: ServerCallContext
+    ) -> Task | None:
+        task: Task | None = await _guarded(super().on_cancel_task(params, context))
+        return task
 
     async def _stream(
         self, params: SendMessageRequest, context: ServerCallContext
