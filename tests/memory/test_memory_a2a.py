@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from smartctx.agents.models import ScriptedModel
 from smartctx.core import HashingEmbedder, Settings
 from smartctx.memory import EXTENSION_URI
-from smartctx.service.client import SmartctxClient
+from smartctx.service.client import SmartctxClient, smartctx_info
 from smartctx.service.server import serve_async
 from smartctx.store import Database
 
@@ -47,7 +47,7 @@ async def test_snapshot_in_message_metadata_update_in_reply_metadata(tmp_path: P
             assert [c["value"] for c in update["write_candidates"]["profile_candidates"]] == [
                 "안방"
             ]
-            assert reply.metadata["smartctx"]["context_id"] == reply.context_id
+            assert smartctx_info(reply.metadata)["context_id"] == reply.context_id
             await client.send(f"remember {MARKER} for me", context_id=reply.context_id)
         memory = handle.app.personal
         assert next(p["id"] for p in await memory.pairs("alice")) == "turn-1"

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from smartctx.memory.checksums import iban_ok, verhoeff_ok
 from smartctx.memory.extractor import extract
 from smartctx.memory.privacy import detect, is_sensitive, luhn_ok, redact
 
@@ -24,6 +25,21 @@ from smartctx.memory.privacy import detect, is_sensitive, luhn_ok, redact
         ("my password is Tr0ub4dor&3", "secret"),
         ("비밀번호는 abc12345", "secret"),
         ("use key sk-proj1234567890abcdefABCD", "secret"),
+        ("wire it to DE89 3704 0044 0532 0130 00 please", "iban"),
+        ("IBAN GB82WEST12345698765432", "iban"),
+        ("my aadhaar is 2345 6789 0124", "aadhaar"),
+        ("aadhaar 234567890124.", "aadhaar"),
+        ("my PIN is 4821", "secret"),
+        ("the pin code: 004821", "secret"),
+        ("핀번호는 5512", "secret"),
+        ("my passphrase is correct-horse-battery", "secret"),
+        ("aws AKIAIOSFODNN7EXAMPLE leaked", "secret"),
+        ("push with ghp_abcdefghijklmnopqrstuvwxyz0123", "secret"),
+        ("slack xoxb-1234567890-abcdefghij", "secret"),
+        (
+            "bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVPmB92K27uhbUJU1p1rwW1gFWF",
+            "secret",
+        ),
     ],
 )
 def test_detects(text: str, kind: str) -> None:
@@ -36,6 +52,25 @@ def test_luhn_rejects_random_digit_runs() -> None:
     assert luhn_ok("4111111111111111")
     assert not luhn_ok("4111111111111112")
     assert detect("order 4111 1111 1111 1112 shipped") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "transfer to DE89 3704 0044 0532 0130 01",  # IBAN with a wrong check
+        "order 2345 6789 0125 shipped",  # 12 digits failing Verhoeff
+        "pin the message to the top",
+        "eyJ is how a JWT starts",
+        "sk-short",
+    ],
+)
+def test_near_misses_are_not_redacted(text: str) -> None:
+    assert detect(text) == []
+
+
+def test_phone_after_other_digits_is_found() -> None:
+    assert [f.kind for f in detect("room 2 010-1234-5678 tonight")] == ["phone"]
+    assert "010-1234-5678" not in redact("room 2 010-1234-5678 tonight")
 
 
 @pytest.mark.parametrize(
@@ -73,3 +108,18 @@ def test_every_luhn_valid_card_is_redacted(body: str, sep: str) -> None:
 def test_redaction_is_idempotent(text: str) -> None:
     once = redact(text)
     assert redact(once) == once
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(alphabet="0123456789", min_size=10, max_size=10), st.sampled_from("23456789"))
+def test_every_verhoeff_valid_aadhaar_is_redacted(body: str, first: str) -> None:
+    number = next(first + body + c for c in "0123456789" if verhoeff_ok(first + body + c))
+    shown = " ".join(number[i : i + 4] for i in range(0, 12, 4))
+    assert redact(f"my aadhaar {shown} ok") == "my aadhaar [REDACTED:aadhaar] ok"
+
+
+def test_iban_checksum() -> None:
+    assert iban_ok("DE89370400440532013000")
+    assert iban_ok("NL91ABNA0417164300")
+    assert not iban_ok("NL91ABNA0417164301")
+    assert not iban_ok("DE8937040044")

@@ -61,3 +61,12 @@ async def test_serve_async_runs_in_the_callers_loop(db_url: str, hashing_kb: obj
             reply = await client.send("Hello")
         assert reply.state == "completed"
     assert handle._task.done()
+
+
+def test_card_is_cacheable_and_names_the_public_url(start_server: StartServer) -> None:
+    handle = start_server(public_url="https://agents.example.com/smartctx/")
+    response = httpx.get(f"{handle.url}/.well-known/agent-card.json")
+    assert response.headers["cache-control"] == "public, max-age=300"
+    urls = [i["url"] for i in response.json()["supportedInterfaces"]]
+    assert urls and all(u.startswith("https://agents.example.com/smartctx") for u in urls)
+    assert "127.0.0.1" not in response.text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from smartctx.service.client import SmartctxClient, StreamEvent
+from smartctx.service.client import SmartctxClient, StreamEvent, smartctx_info
 from smartctx.service.server import ServerHandle
 
 
@@ -24,7 +24,9 @@ async def test_stream_yields_task_status_artifact_and_completion(
     artifacts = [e for e in events if e.kind == "artifact"]
     assert len(artifacts) == 1
     assert kinds.index(("status", "working")) < kinds.index(("artifact", None)) < len(kinds) - 1
-    info = artifacts[0].metadata["smartctx"]
+    wire = artifacts[0].metadata["smartctx"]
+    assert "tokensUsed" in wire["snapshot"] and "promptTokens" in wire  # camelCase on the wire
+    info = smartctx_info(artifacts[0].metadata)
     assert "vpn" in artifacts[0].text.lower()
     assert info["snapshot"]["tokens_used"] == snapshot["tokens_used"]
     assert any(e["kind"] == "admitted" and e["slot_kind"] == "rag_doc" for e in info["events"])

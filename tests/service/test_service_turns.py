@@ -7,8 +7,11 @@ from collections.abc import Callable
 
 from smartctx.agents import FunctionModel
 from smartctx.agents.models import ChatMessages
-from smartctx.service.client import SmartctxClient
+from smartctx.core import Settings
+from smartctx.service.client import SmartctxClient, smartctx_options
 from smartctx.service.server import ServerHandle
+from smartctx.service.windows import options_from_metadata
+from smartctx.service.wire import camel_keys, snake_keys
 
 StartServer = Callable[..., ServerHandle]
 
@@ -125,3 +128,15 @@ async def test_owners_do_not_see_each_other(server: ServerHandle) -> None:
     assert theirs.snapshot["counts"]["user"] == 1
     async with SmartctxClient(server.url, owner="alice") as alice:
         assert (await alice.snapshot(mine.context_id))["kinds"]["user"]["count"] == 1
+
+
+def test_wire_keys_round_trip_and_options_accept_both_cases() -> None:
+    info = {"prompt_tokens": 3, "snapshot": {"tokens_used": 1}, "events": [{"slot_kind": "u"}]}
+    wire = camel_keys(info)
+    assert wire == {"promptTokens": 3, "snapshot": {"tokensUsed": 1}, "events": [{"slotKind": "u"}]}
+    assert snake_keys(wire) == info
+    assert smartctx_options(system_prompt="x", budget=None) == {"smartctx": {"systemPrompt": "x"}}
+    settings = Settings(_env_file=None)
+    camel = options_from_metadata(settings, {"smartctx": {"keepRecent": 2, "systemPrompt": "s"}})
+    snake = options_from_metadata(settings, {"smartctx": {"keep_recent": 2, "system_prompt": "s"}})
+    assert camel == snake and camel is not None and camel.keep_recent == 2

@@ -195,6 +195,8 @@ _LITERAL = re.compile(
     r"phrase|sentence))\b",
     re.IGNORECASE,
 )
+_REQUEST_TAIL = 1000
+_REQUEST_SENTENCES = 6
 _SENTENCE_START = re.compile(r"(?<=[.!?。！？])\s+(?=\S)")
 _BLANK = re.compile(r"\s*(?:_{2,}|…|\.{3}|\[\s*blank\s*\]|\(\s*\.\.\.\s*\))\s*")
 _HINT = re.compile(r"\s*\([^)]*\)\s*$")
@@ -287,7 +289,11 @@ def requested_phrase(text: str, known: Sequence[str] = ()) -> str | None:
     # The request is usually the last sentence ("Great, next one. Repeat after me: X"): try
     # the message from each sentence start, the last one first.
     starts = [0, *(m.end() for m in _SENTENCE_START.finditer(stripped))]
-    for start in reversed(starts):
+    # A literal-output request is one of the last few short sentences; looking further back
+    # would cost the square of a long message's length (issue 11: a 32,000-character message
+    # held the event loop for minutes).
+    tail = [s for s in starts if len(stripped) - s <= _REQUEST_TAIL][-_REQUEST_SENTENCES:]
+    for start in reversed(tail):
         phrase = _request_at(stripped[start:])
         if phrase is not None:
             return phrase

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from smartctx.cli.app import app, console
 from smartctx.cli.errors import fail
-from smartctx.service.client import SmartctxClient, turn_info
+from smartctx.service.client import SmartctxClient, smartctx_info, smartctx_options
 
 
 def _snapshot_table(snapshot: dict[str, Any]) -> Table:
@@ -49,8 +49,7 @@ def client(
 
     Example: smartctx client 'How do I connect to the VPN?' --context demo-1 --stream
     """
-    options = {k: v for k, v in {"preset": preset, "budget": budget}.items() if v is not None}
-    metadata = {"smartctx": options} if options else None
+    metadata = smartctx_options(preset=preset, budget=budget) or None
     if transport not in ("jsonrpc", "rest"):
         raise typer.BadParameter("--transport must be jsonrpc or rest")
     if owner is None and not api_key:
@@ -109,7 +108,7 @@ async def _stream(
             console.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
             if event.last_chunk or event.metadata:
                 console.print()
-            snapshot = turn_info(event.metadata).get("snapshot")
+            snapshot = smartctx_info(event.metadata).get("snapshot")
             if snapshot:
                 console.print(_snapshot_table(snapshot))
         elif not event.final:

@@ -26,6 +26,13 @@ DatabaseUrl = Annotated[
 ]
 DataDir = Annotated[Path | None, typer.Option(help="folder of the default SQLite database")]
 Budget = Annotated[int | None, typer.Option(help="default token budget of a new context")]
+PublicUrl = Annotated[
+    str | None,
+    typer.Option(
+        help="base URL the agent card advertises, when behind a proxy or bound to 0.0.0.0 "
+        "(default SMARTCTX_PUBLIC_URL, else the bound address)"
+    ),
+]
 SystemPrompt = Annotated[
     str | None, typer.Option(help="default pinned system prompt of a new context")
 ]
@@ -44,6 +51,7 @@ def serve(
     data_dir: DataDir = None,
     budget: Budget = None,
     system_prompt: SystemPrompt = None,
+    public_url: PublicUrl = None,
     memory: Annotated[
         bool,
         typer.Option(
@@ -81,7 +89,8 @@ def serve(
     from smartctx.service.app import create_app
     from smartctx.service.auth import auth_required
     from smartctx.service.ops import configure_logging
-    from smartctx.service.server import bind_socket, public_url
+    from smartctx.service.server import bind_socket
+    from smartctx.service.server import public_url as bound_url
 
     if log_format not in (None, "text", "json"):
         raise typer.BadParameter("--log-format must be text or json")
@@ -95,12 +104,13 @@ def serve(
         system_prompt=system_prompt,
         auth=auth,
         log_format=log_format,
+        public_url=public_url,
     )
     json_logs = settings.log_format == "json"
     configure_logging(settings.log_format)
     try:
         sock = bind_socket(settings.host, settings.port)
-        url = public_url(settings.host, sock.getsockname()[1])
+        url = settings.public_url or bound_url(settings.host, sock.getsockname()[1])
         service = create_app(settings, base_url=url, memory=memory)
     except SmartCtxError as err:
         fail(err.message, 2)

@@ -92,6 +92,12 @@ class BudgetExceeded(SmartCtxError):
         )
 
 
+class Unavailable(SmartCtxError):
+    """The work could not finish now; the same request again completes it (it is idempotent)."""
+
+    code = "unavailable"
+
+
 class UpstreamError(SmartCtxError):
     """A model endpoint or remote agent failed."""
 
@@ -110,6 +116,7 @@ ERROR_TABLE: dict[type[SmartCtxError], tuple[int, int]] = {
     Conflict: (409, -32009),
     BudgetExceeded: (422, -32602),
     UpstreamError: (502, -32603),
+    Unavailable: (503, -32603),
     SmartCtxError: (500, -32603),
 }
 

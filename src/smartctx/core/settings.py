@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 CommaList = Annotated[list[str], NoDecode]
@@ -43,7 +43,16 @@ class Settings(BaseSettings):
         "You are the smartctx helpdesk assistant. Answer from the knowledge in your context and "
         "cite its source; say plainly when you do not have the information."
     )
+    public_url: str | None = Field(
+        None,
+        description="base URL the agent card advertises (behind a proxy or when bound to 0.0.0.0)",
+    )
     max_message_chars: int = Field(32_000, gt=0)
+    max_body_bytes: int = Field(1_048_576, gt=0, description="largest request body accepted")
+    max_json_depth: int = Field(32, gt=0, description="deepest JSON nesting of a request body")
+    max_live_contexts: int = Field(
+        1000, gt=0, description="context windows held in memory; least recently used leave"
+    )
     context_idle_timeout: float = Field(
         900.0, gt=0, description="seconds before an idle context leaves memory"
     )
@@ -68,6 +77,10 @@ class Settings(BaseSettings):
     retention_days_daily: int = Field(180, ge=0)
     retention_days_weekly: int = Field(365, ge=0)
     compaction_interval: float = Field(3600.0, gt=0)
+    secret_copies: Literal["none", "encrypted"] = Field(
+        "none", description="keep an encrypted copy of a pair whose secrets were redacted"
+    )
+    secrets_key: SecretStr | None = Field(None, description="Fernet key for secret_copies")
 
     # identity and access (docs/security.md); auth None = on unless the server binds to loopback
     auth: bool | None = Field(None, description="require credentials (default: off on loopback)")

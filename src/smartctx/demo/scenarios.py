@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from smartctx.service.client import SmartctxClient
+from smartctx.service.client import SmartctxClient, smartctx_options
 
 DEMO_OWNER = "smartctx-demo"
 """Owner prefix: each scenario (and the calibration probe) runs as its own owner, so that
@@ -133,13 +133,9 @@ async def calibrate_eviction_budget(client: SmartctxClient) -> tuple[int, str]:
     the first agent reply evicted, and nothing of priority 7 or more.
     """
     probe = f"demo-eviction-probe-{uuid.uuid4().hex[:8]}"
-    meta = {
-        "smartctx": {
-            "preset": "eviction",
-            "budget": 1_000_000,
-            "system_prompt": EVICTION_SYSTEM_PROMPT,
-        }
-    }
+    meta = smartctx_options(
+        preset="eviction", budget=1_000_000, system_prompt=EVICTION_SYSTEM_PROMPT
+    )
     for i, text in enumerate((VPN_QUESTION, CHIT_CHAT, EXPENSE_QUESTION)):
         await client.send(text, context_id=probe, metadata=meta if i == 0 else None)
     snap = await client.snapshot(probe)
@@ -165,13 +161,7 @@ async def run_eviction(
     budget, note = await calibrate_eviction_budget(probe or client)
     result = ScenarioResult("eviction", f"demo-eviction-{uuid.uuid4().hex[:8]}", budget)
     result.notes.append(note)
-    meta = {
-        "smartctx": {
-            "preset": "eviction",
-            "budget": budget,
-            "system_prompt": EVICTION_SYSTEM_PROMPT,
-        }
-    }
+    meta = smartctx_options(preset="eviction", budget=budget, system_prompt=EVICTION_SYSTEM_PROMPT)
     await _ask(client, result, "1. ask about the VPN", VPN_QUESTION, on_step, meta)
     await _ask(client, result, "2. chit-chat", CHIT_CHAT, on_step)
     await _ask(

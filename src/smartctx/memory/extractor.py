@@ -47,9 +47,11 @@ _DISLIKE_EN = re.compile(
     + _PHRASE
 )
 _LIKE_KO = re.compile(
-    r"([가-힣A-Za-z0-9]+?)(?:을|를|이|가|도)?\s*(?:정말\s*|진짜\s*)?좋아(?:해|하|합)"
+    r"(?<![가-힣A-Za-z0-9])([가-힣A-Za-z0-9]+?)(?:을|를|이|가|도)?\s*(?:정말\s*|진짜\s*)?좋아(?:해|하|합)"
 )
-_DISLIKE_KO = re.compile(r"([가-힣A-Za-z0-9]+?)(?:은|는|을|를|이|가)?\s*(?:정말\s*|진짜\s*)?싫어")
+_DISLIKE_KO = re.compile(
+    r"(?<![가-힣A-Za-z0-9])([가-힣A-Za-z0-9]+?)(?:은|는|을|를|이|가)?\s*(?:정말\s*|진짜\s*)?싫어"
+)
 _NOT_ROOM_KO = re.compile(
     r"(" + "|".join(ROOMS_KO) + r")\s*(?:말고|말구|빼고|은 싫|는 싫|하지\s*마)"
 )

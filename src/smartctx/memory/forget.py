@@ -39,6 +39,7 @@ from smartctx.memory.tables import (
     SessionSummaryRow,
     WeeklyDigestRow,
 )
+from smartctx.memory.vault import drop_copies
 
 ITEM_KINDS = ("pair", "profile", "summary")
 
@@ -117,6 +118,7 @@ async def forget_owner(session: AsyncSession, owner: str) -> dict[str, int]:
         column: Any = table.__table__.c.owner
         result: Any = await session.execute(delete(table).where(column == owner))
         counts[str(table.__tablename__)] = int(result.rowcount or 0)
+    counts["mem_pair_secrets"] = await drop_copies(session, owner)
     return counts
 
 

@@ -2,7 +2,8 @@
 
 A pair is identified by the id the device (or the service) gives it, so storing the same turn
 twice stores it once (``store_pairs`` reports it as a duplicate). The pair keeps the words as
-said (it is the owner's own short-term history, kept for ``retention_days_pairs``); the
+said, except that detected sensitive values are redacted (``privacy.redact``; with a
+:class:`~smartctx.memory.vault.SecretVault` the originals are kept encrypted beside it); the
 extractor only ever sees the redacted text, and a pair with a sensitive value is flagged.
 """
 
@@ -20,9 +21,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from smartctx.core.errors import InvalidInput
 from smartctx.memory import promotion
 from smartctx.memory.extractor import ACCEPTANCE, CONTRADICTION, Observation, extract
-from smartctx.memory.privacy import is_sensitive, redact
+from smartctx.memory.privacy import is_sensitive, redact, redact_echoes
 from smartctx.memory.repository import day_of
 from smartctx.memory.tables import PairRow, ProfileItemRow
+from smartctx.memory.vault import SecretVault
 
 MAX_TEXT = 8000
 
@@ -90,7 +92,13 @@ async def existing_ids(session: AsyncSession, owner: str, ids: Sequence[str]) ->
 
 
 async def store_pairs(
-    session: AsyncSession, owner: str, pairs: Sequence[PairIn], *, now: datetime, seq: int
+    session: AsyncSession,
+    owner: str,
+    pairs: Sequence[PairIn],
+    *,
+    now: datetime,
+    seq: int,
+    vault: SecretVault | None = None,
 ) -> StoreResult:
     """Insert the pairs ``owner`` does not have yet and record their profile evidence."""
     result = StoreResult()
@@ -103,24 +111,29 @@ async def store_pairs(
         when = pair.created_at or now
         day = day_of(when)  # the day where the turn happened (its own offset)...
         when = when.astimezone(UTC)  # ...stored in UTC, so retention compares like with like
+        user_text = redact(pair.user_text)
+        assistant_text = redact_echoes(pair.assistant_text, pair.user_text)
+        sensitive = user_text != pair.user_text or assistant_text != pair.assistant_text
         session.add(
             PairRow(
                 owner=owner,
                 id=pair.id,
                 session_id=pair.session_id,
                 day=day,
-                user_text=pair.user_text,
-                assistant_text=pair.assistant_text,
+                user_text=user_text,
+                assistant_text=assistant_text,
                 route_family=pair.route_family,
                 workflow_id=pair.workflow_id,
-                sensitive=is_sensitive(pair.user_text) or is_sensitive(pair.assistant_text),
+                sensitive=sensitive or is_sensitive(user_text) or is_sensitive(assistant_text),
                 summary_id=None,
                 created_at=when,
                 seq=seq,
             )
         )
         await session.flush()
-        observations = extract(redact(pair.user_text))
+        if vault is not None and sensitive:
+            await vault.keep(session, owner, pair.id, pair.user_text, pair.assistant_text)
+        observations = extract(user_text)
         items = await promotion.record(
             session,
             owner,

@@ -9,6 +9,7 @@ chat-model summariser is an optional async ``summarize(texts) -> str`` (else ext
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -18,9 +19,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from smartctx.core.clock import Clock, SystemClock
-from smartctx.core.errors import InvalidInput, NotFound
+from smartctx.core.errors import InvalidInput, NotFound, Unavailable
 from smartctx.core.settings import Settings
-from smartctx.memory import forget, pairs, promotion, retention, revert
+from smartctx.memory import forget, forget_jobs, pairs, promotion, retention, revert
 from smartctx.memory import sync as sync_mod
 from smartctx.memory.compaction import CompactionReport, Compactor
 from smartctx.memory.forget import Forgetter, ItemForgetter
@@ -44,8 +45,10 @@ from smartctx.memory.tables import (
     SessionSummaryRow,
     WeeklyDigestRow,
 )
+from smartctx.memory.vault import SecretVault
 from smartctx.store.db import Database
 
+logger = logging.getLogger(__name__)
 _OWNER = re.compile(r"^[^\x00-\x1f]{1,128}$")
 
 
@@ -75,6 +78,7 @@ class PersonalMemory:
         summarizer = ModelSummarizer(summarize) if summarize else ExtractiveSummarizer()
         self.compactor = Compactor(summarizer)
         self.retention = retention.Retention.from_settings(self.settings)
+        self.vault = SecretVault.from_settings(self.settings)
         self.forgetters: list[Forgetter] = list(forgetters)
         self.item_forgetters: list[ItemForgetter] = list(item_forgetters)
 
@@ -115,7 +119,9 @@ class PersonalMemory:
                 result = pairs.StoreResult(duplicates=[pair.id])
             else:
                 seq = await bump(s, owner)
-                result = await pairs.store_pairs(s, owner, [pair], now=now, seq=seq)
+                result = await pairs.store_pairs(
+                    s, owner, [pair], now=now, seq=seq, vault=self.vault
+                )
             row = await s.get(PairRow, (owner, pair.id))
             return {
                 "stored": bool(result.stored),
@@ -288,7 +294,13 @@ class PersonalMemory:
     ) -> dict[str, Any]:
         async with self.db.session() as s:
             return await sync_mod.sync(
-                s, owner, cursor=cursor, version=version, pairs=pairs, now=self.clock.now()
+                s,
+                owner,
+                cursor=cursor,
+                version=version,
+                pairs=pairs,
+                now=self.clock.now(),
+                vault=self.vault,
             )
 
     # -- forget --------------------------------------------------------------------------------
@@ -296,17 +308,51 @@ class PersonalMemory:
     async def forget_owner(self, owner: str, *, checkpoint: bool = True) -> dict[str, Any]:
         """Delete every copy of ``owner``'s data: memory tables, then each registered forgetter.
 
-        With ``checkpoint`` the SQLite WAL is flushed and the file vacuumed, so no deleted byte
+        A forget job is recorded in the transaction that empties the memory tables and cleared
+        once every forgetter succeeded (:mod:`smartctx.memory.forget_jobs`): when one fails,
+        the others still run, the job stays for :meth:`resume_forgets`, and ``Unavailable``
+        names the stores still holding data (the same call again finishes the job). With
+        ``checkpoint`` the SQLite WAL is flushed and the file vacuumed, so no deleted byte
         survives in the database files.
         """
         check_owner(owner)
         async with self.db.session() as s:
             counts: dict[str, Any] = await forget.forget_owner(s, owner)
+            await forget_jobs.begin(s, owner, self.clock.now())
+        failed: list[str] = []
         for forgetter in self.forgetters:
-            counts[forgetter.name] = await forgetter.forget_owner(owner)
+            try:
+                counts[forgetter.name] = await forgetter.forget_owner(owner)
+            except Exception:
+                logger.exception("forgetting owner in %s failed", forgetter.name)
+                failed.append(forgetter.name)
+        if failed:
+            raise Unavailable(
+                f"the forget did not finish: {', '.join(failed)} still hold data of the owner; "
+                "send the same request again to finish it (it also resumes at the next start)",
+                pending=failed,
+            )
+        async with self.db.session() as s:
+            await forget_jobs.finish(s, owner)
         if checkpoint:
             await self.db.checkpoint()
         return counts
+
+    async def resume_forgets(self) -> list[str]:
+        """Finish every forget that began and did not end (run at start-up); returns the owners
+        finished. A job that fails again stays for the next time."""
+        async with self.db.session() as s:
+            owners = await forget_jobs.pending(s)
+        done: list[str] = []
+        for owner in owners:
+            try:
+                await self.forget_owner(owner, checkpoint=False)
+            except Unavailable:
+                continue
+            done.append(owner)
+        if done:
+            await self.db.checkpoint()
+        return done
 
     async def forget_item(
         self, owner: str, kind: str, item_id: str, *, checkpoint: bool = False

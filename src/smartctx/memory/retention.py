@@ -25,6 +25,7 @@ from smartctx.memory.tables import (
     SyncStateRow,
     WeeklyDigestRow,
 )
+from smartctx.memory.vault import drop_copies
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +63,9 @@ async def enforce(
             PairRow.owner == owner, PairRow.created_at < now - timedelta(days=retention.pairs)
         )
     )
-    counts["pairs"] = await _delete(session, owner, "pair", list(pairs), seq)
+    expired = list(pairs)
+    await drop_copies(session, owner, [p.id for p in expired])
+    counts["pairs"] = await _delete(session, owner, "pair", expired, seq)
     sessions = await session.scalars(
         select(SessionSummaryRow).where(
             SessionSummaryRow.owner == owner,

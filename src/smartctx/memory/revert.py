@@ -32,6 +32,7 @@ from smartctx.memory.tables import (
     SessionSummaryRow,
     WeeklyDigestRow,
 )
+from smartctx.memory.vault import drop_copies
 
 
 async def revert_pair(
@@ -55,6 +56,7 @@ async def revert_pair(
         delete(EvidenceRow).where(EvidenceRow.owner == owner, EvidenceRow.pair_id == pair_id)
     )
     await session.delete(pair)
+    await drop_copies(session, owner, [pair_id])
     await tombstone(session, owner, "pair", pair_id, seq)
     await session.flush()
 

@@ -44,6 +44,7 @@ from smartctx.memory.tables import (
     TombstoneRow,
     WeeklyDigestRow,
 )
+from smartctx.memory.vault import SecretVault
 
 
 async def changes_since(session: AsyncSession, owner: str, cursor: int) -> dict[str, Any]:
@@ -87,6 +88,7 @@ async def sync(
     version: str | None,
     pairs: Sequence[PairIn],
     now: datetime,
+    vault: SecretVault | None = None,
 ) -> dict[str, Any]:
     """Apply a device's pairs and answer with the changes since its cursor (see module doc)."""
     since = parse_counter(cursor, "cur-") or 0
@@ -105,7 +107,7 @@ async def sync(
     duplicates = [p.id for p in pairs if p.id in known]
     if fresh:
         seq = await bump(session, owner)
-        result = await store_pairs(session, owner, fresh, now=now, seq=seq)
+        result = await store_pairs(session, owner, fresh, now=now, seq=seq, vault=vault)
         stored, duplicates = result.stored, duplicates + result.duplicates
         current = seq
     changes = await changes_since(session, owner, since)

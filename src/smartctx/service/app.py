@@ -69,14 +69,16 @@ from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.retrieval.kb_scopes import ORG_SCOPE, ScopedKnowledge
 from smartctx.retrieval.recall import HybridRecaller
 from smartctx.service.auth import auth_required, install_access
-from smartctx.service.card import REST_PREFIX, build_agent_card
+from smartctx.service.card import REST_PREFIX, CardCacheHeaders, build_agent_card
 from smartctx.service.contexts import ContextRegistry
 from smartctx.service.dashboard import dashboard_router
+from smartctx.service.delivery import DeliveryLog, fail_interrupted_tasks
 from smartctx.service.executor import HistoryFormatter, SmartctxExecutor
 from smartctx.service.forget_copies import CopiesForgetter
 from smartctx.service.handler import GuardedRequestHandler
 from smartctx.service.hooks import TurnHook
 from smartctx.service.kb_api import ScopedKnowledgeProvider, kb_router
+from smartctx.service.limits import RequestLimits
 from smartctx.service.memories import MemoryService
 from smartctx.service.memories.routes import memories_router
 from smartctx.service.memory_api import error_response, memory_router
@@ -179,7 +181,9 @@ def create_app(
 ) -> ServiceApp:
     """Build the service (no I/O here; see the module docstring)."""
     settings = settings or Settings()
-    base = base_url or f"http://{settings.host}:{settings.port}"
+    base = (settings.public_url or base_url or f"http://{settings.host}:{settings.port}").rstrip(
+        "/"
+    )
     clock = clock or SystemClock()
     db = database or Database(settings.resolved_database_url())
     with_memory = providers is None if memory is None else memory
@@ -241,6 +245,8 @@ def create_app(
         card,
         max_chars=settings.max_message_chars,
         extra_check=lambda _text, meta: _check_options(settings, meta),
+        deliveries=DeliveryLog(db, clock=clock),
+        validate_input_modes=True,
     )
     holder: list[ServiceApp] = []
     api = FastAPI(
@@ -273,9 +279,19 @@ def create_app(
         if scoped is not None:
             personal.add_forgetter(scoped)
         personal.add_item_forgetter(
-            CopiesForgetter(registry, db, task_table=TASK_TABLE, memory=owner_memory)
+            CopiesForgetter(
+                registry, db, task_table=TASK_TABLE, memory=owner_memory, personal=personal
+            )
         )
     _install_error_handlers(api)
+    # Outermost last: metrics time everything; access refuses before a body is read; the
+    # limits bound what reaches the routes.
+    api.add_middleware(CardCacheHeaders)
+    api.add_middleware(
+        RequestLimits,
+        max_body_bytes=settings.max_body_bytes,
+        max_json_depth=settings.max_json_depth,
+    )
     install_access(api, settings, db, base_url=base)
     api.add_middleware(MetricsMiddleware, metrics=metrics)
     # Our routes first: the SDK's REST routes end with a catch-all ``/{tenant}`` mount.
@@ -330,9 +346,9 @@ def _install_error_handlers(api: FastAPI) -> None:
     @api.exception_handler(Exception)
     async def _internal_error(_request: Request, exc: Exception) -> JSONResponse:
         logger.exception("unhandled error")
+        message = "internal error: the server logged the details; try again later"
         return JSONResponse(
-            {"error": "internal_error", "message": f"{type(exc).__name__}", "detail": {}},
-            status_code=500,
+            {"error": "internal_error", "message": message, "detail": {}}, status_code=500
         )
 
 
@@ -349,6 +365,13 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
     try:
         await service.db.migrate()
         await service.task_store.initialize()
+        failed = await fail_interrupted_tasks(service.db, service.task_store.task_model)
+        if failed:
+            logger.warning("marked %d tasks interrupted by a restart as failed", failed)
+        if service.personal is not None:
+            resumed = await service.personal.resume_forgets()
+            if resumed:
+                logger.warning("finished %d forgets interrupted by a restart", len(resumed))
         knowledge = service.knowledge
         if knowledge is not None and await knowledge.org_watcher.refresh():
             pass  # the watcher loaded and indexed the base

@@ -21,7 +21,12 @@ from a2a.types.a2a_pb2 import (
     SecurityScheme,
     StringList,
 )
-from a2a.utils.constants import PROTOCOL_VERSION_1_0, TransportProtocol
+from a2a.utils.constants import (
+    AGENT_CARD_WELL_KNOWN_PATH,
+    PROTOCOL_VERSION_1_0,
+    TransportProtocol,
+)
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from smartctx import __version__
 from smartctx.service.hooks import TurnHook
@@ -138,3 +143,28 @@ def build_agent_card(
             ),
         ],
     )
+
+
+CARD_CACHE_CONTROL = "public, max-age=300"
+"""Clients and proxies may reuse the card for five minutes (it changes only on a restart)."""
+
+
+class CardCacheHeaders:
+    """Pure ASGI middleware: the agent card is answered with ``Cache-Control``."""
+
+    def __init__(self, app: ASGIApp, *, value: str = CARD_CACHE_CONTROL) -> None:
+        self.app = app
+        self.value = value.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") != AGENT_CARD_WELL_KNOWN_PATH:
+            await self.app(scope, receive, send)
+            return
+
+        async def with_header(message: Message) -> None:
+            if message["type"] == "http.response.start" and message.get("status") == 200:
+                headers = [h for h in message.get("headers", []) if h[0] != b"cache-control"]
+                message = {**message, "headers": [*headers, (b"cache-control", self.value)]}
+            await send(message)
+
+        await self.app(scope, receive, with_header)

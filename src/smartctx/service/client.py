@@ -50,6 +50,7 @@ from smartctx.core.errors import (
     UpstreamError,
 )
 from smartctx.service.owner import OWNER_HEADER, anonymous_owner
+from smartctx.service.wire import METADATA_KEY, camel_keys, snake_keys
 
 API_KEY_ENV = "SMARTCTX_API_KEY"
 
@@ -74,12 +75,6 @@ def _ints(value: Any) -> Any:
 
 def _struct(message: Any) -> dict[str, Any]:
     return dict(_ints(MessageToDict(message))) if message is not None else {}
-
-
-def turn_info(metadata: dict[str, Any]) -> dict[str, Any]:
-    """The smartctx part of a turn's metadata: ``events``, ``snapshot``, ``prompt_tokens``,
-    ``context_id``, ``preset`` (read it only through this accessor)."""
-    return dict(metadata.get("smartctx") or {})
 
 
 @dataclass(frozen=True)
@@ -114,6 +109,21 @@ class StreamEvent:
     last_chunk: bool = False
 
 
+def smartctx_info(metadata: dict[str, Any]) -> dict[str, Any]:
+    """smartctx's object of an artifact's or message's metadata, with snake_case keys
+    (``events``, ``snapshot``, ``prompt_tokens``, ``context_id``...); ``{}`` when absent. The
+    wire carries camelCase keys (:mod:`smartctx.service.wire`)."""
+    info = metadata.get(METADATA_KEY)
+    return dict(snake_keys(info)) if isinstance(info, dict) else {}
+
+
+def smartctx_options(**options: Any) -> dict[str, Any]:
+    """Message metadata that carries smartctx options (``preset``, ``budget``,
+    ``system_prompt``, ``keep_recent``; ``None`` values left out), keys in camelCase."""
+    chosen = {k: v for k, v in options.items() if v is not None}
+    return {METADATA_KEY: camel_keys(chosen)} if chosen else {}
+
+
 def reply_from_task(task: Task) -> Reply:
     """The :class:`Reply` carried by a finished task (its last artifact)."""
     text = ""
@@ -125,7 +135,7 @@ def reply_from_task(task: Task) -> Reply:
         metadata = _struct(artifact.metadata) if artifact.HasField("metadata") else {}
     elif task.status.HasField("message"):
         text = get_message_text(task.status.message)
-    info = turn_info(metadata)
+    info = smartctx_info(metadata)
     return Reply(
         text=text,
         context_id=task.context_id,

@@ -11,6 +11,8 @@
   (one indexed query), so several replicas can share a database.
 - Idle contexts leave memory after ``idle_timeout`` seconds (``sweep``, run periodically by the
   app); they are reloaded from the store on their next use.
+- At most ``settings.max_live_contexts`` windows stay in memory: past that the least recently
+  used (not in use, not watched) leave memory at once; they stay in the store.
 """
 
 from __future__ import annotations
@@ -213,6 +215,7 @@ class ContextRegistry:
             self._live.setdefault(key, live)
             live = self._live[key]
         live.last_used = self.clock.now()
+        self._touch(key)
         return live
 
     async def list_contexts(self, owner: str) -> list[dict[str, Any]]:
@@ -250,6 +253,7 @@ class ContextRegistry:
             live = self._new(owner, cid, options)
             await self._save(live)
             self._live[(owner, cid)] = live
+            self._touch((owner, cid))
             return live
 
     def _new(self, owner: str, context_id: str, options: ContextOptions) -> LiveContext:
@@ -301,7 +305,25 @@ class ContextRegistry:
                 raise
             live.last_used = self.clock.now()
             self._live[key] = live
+            self._touch(key)
             self._publish(live, live.window.events[start:])
+
+    def _touch(self, key: Key) -> None:
+        """Mark ``key`` most recently used, then let the least recently used windows past
+        ``max_live_contexts`` leave memory (those in use or watched stay)."""
+        live = self._live.pop(key, None)
+        if live is not None:
+            self._live[key] = live  # dicts keep insertion order: the end is the newest
+        excess = len(self._live) - self.settings.max_live_contexts
+        if excess <= 0:
+            return
+        for old in list(self._live):
+            lock = self._locks.get(old)
+            if old != key and not (lock is not None and lock.locked()) and old not in self._subs:
+                del self._live[old]
+                excess -= 1
+                if excess == 0:
+                    return
 
     def drop_owner(self, owner: str) -> int:
         """Drop every in-memory window of ``owner`` (nothing is deleted from the store; the next

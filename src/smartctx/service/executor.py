@@ -13,9 +13,10 @@ For a message in context ``(owner, contextId)`` the executor, holding the contex
    the prompt is assembled (recalling archived slots of the thread when the window has a
    recaller), the chat model answers, the reply enters, the funnel runs;
 4. persists the window (one transaction), then runs ``after_turn`` hooks;
-5. answers with an artifact whose text is the reply and whose metadata holds
-   ``{"smartctx": {"events": [...], "snapshot": {compact}, "prompt_tokens": n}}`` plus what the
-   hooks returned, and completes the task.
+5. answers with an artifact whose text is the reply (detected secrets redacted, also those
+   the reply repeats from the user's message) and whose metadata holds
+   ``{"smartctx": {"events": [...], "snapshot": {compact}, "promptTokens": n}}`` (camelCase
+   keys, see :mod:`smartctx.service.wire`) plus what the hooks returned, and completes the task.
 
 When the chat model streams (:class:`~smartctx.agents.models.StreamingChatModel`), the reply
 artifact is sent in chunks as the tokens arrive (see
@@ -44,6 +45,7 @@ from smartctx.agents.models import ChatMessages, StreamingChatModel, TokenSink
 from smartctx.core.errors import SmartCtxError
 from smartctx.core.settings import Settings
 from smartctx.core.slots import Slot, SlotKind
+from smartctx.memory.privacy import is_sensitive, redact_echoes
 from smartctx.service.artifact_stream import ArtifactStream
 from smartctx.service.contexts import (
     ContextRegistry,
@@ -55,6 +57,7 @@ from smartctx.service.handler import message_metadata
 from smartctx.service.hooks import TurnContext, TurnHook
 from smartctx.service.owner import owner_of
 from smartctx.service.windows import options_from_metadata
+from smartctx.service.wire import METADATA_KEY, camel_keys
 
 logger = logging.getLogger(__name__)
 
@@ -90,18 +93,28 @@ class _TurnModel:
         return out
 
     async def complete(self, messages: ChatMessages, *, temperature: float | None = None) -> str:
-        return await self.inner.complete(self._prepare(messages), temperature=temperature)
+        # A reply never repeats a detected secret (card, password, key...): the artifact, the
+        # agent slot and the stored pair all get the redacted text.
+        prepared = self._prepare(messages)
+        reply = await self.inner.complete(prepared, temperature=temperature)
+        return redact_echoes(reply, _asked(prepared))
 
     async def stream(
         self, messages: ChatMessages, *, temperature: float | None = None
     ) -> AsyncIterator[str]:
-        """The inner model's chunks, or its whole reply as one chunk if it does not stream."""
+        """The inner model's chunks, or its whole reply as one chunk if it does not stream. A
+        turn whose request holds a secret is not streamed: its reply is redacted whole first."""
         prepared = self._prepare(messages)
-        if isinstance(self.inner, StreamingChatModel):
+        if isinstance(self.inner, StreamingChatModel) and not is_sensitive(_asked(prepared)):
             async for chunk in self.inner.stream(prepared, temperature=temperature):
                 yield chunk
         else:
-            yield await self.inner.complete(prepared, temperature=temperature)
+            yield await self.complete(messages, temperature=temperature)
+
+
+def _asked(messages: ChatMessages) -> str:
+    """The last user message of ``messages`` ("" when none)."""
+    return next((str(m["content"]) for m in reversed(messages) if m["role"] == "user"), "")
 
 
 def history_of(live: LiveContext) -> list[Message]:
@@ -172,7 +185,11 @@ class SmartctxExecutor(AgentExecutor):
             return
         except Exception as err:
             logger.exception("turn failed in context %s", context.context_id)
-            detail = {"error": "internal_error", "message": f"{type(err).__name__}: {err}"}
+            # The exception text may hold SQL or paths: the client gets none of it.
+            detail = {
+                "error": "internal_error",
+                "message": f"the turn failed ({type(err).__name__}); the server logged the details",
+            }
             await updater.failed(self._error_message(updater, detail))
             return
         await artifact.finish(reply, meta)
@@ -181,7 +198,9 @@ class SmartctxExecutor(AgentExecutor):
     @staticmethod
     def _error_message(updater: TaskUpdater, detail: dict[str, Any]) -> Any:
         text = f"{detail.get('error')}: {detail.get('message')}"
-        return updater.new_agent_message([Part(text=text)], metadata={"smartctx": detail})
+        return updater.new_agent_message(
+            [Part(text=text)], metadata={METADATA_KEY: camel_keys(detail)}
+        )
 
     async def turn(
         self,
@@ -227,7 +246,7 @@ class SmartctxExecutor(AgentExecutor):
             "snapshot": compact_snapshot(result.snapshot) | {"version": live.version},
             "prompt_tokens": result.prompt.tokens,
         }
-        return result.reply, {**extra, "smartctx": info}
+        return result.reply, {**extra, METADATA_KEY: camel_keys(info)}
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Turns are short and not interruptible: cancellation is reported as canceled."""

@@ -13,7 +13,13 @@ for that owner only:
    provenance), and then the window slots that recalled them (``mem:<item id>``); the cached
    memory providers, with their vectors, are dropped;
 3. A2A task rows whose stored history, artifacts, status or metadata hold one of the texts;
-4. the owner's live windows, so no process-local copy survives (they reload from the store).
+4. the owner's live windows, so no process-local copy survives (they reload from the store);
+5. with ``personal`` set, the owner's other pairs that restate the item (a reply in another
+   thread that said it back), each forgotten in turn as a pair, without going further.
+
+The texts looked for are the item's own and their restatements (:func:`restatements`): each
+sentence said back in the second person ("I keep my key under the mat" -> "You keep your key
+under the mat"), as the offline responder and an LLM restate them, and their redacted forms.
 
 *Holding a text* means containing it when it is at least :data:`MIN_NEEDLE` characters long, and
 being exactly it (spaces aside) when shorter, so forgetting a pair "yes" / "ok" does not delete
@@ -24,19 +30,41 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import sqlalchemy as sa
 
 from smartctx.agents.memory_store import MemoryItem
+from smartctx.agents.text import split_sentences, to_second_person
 from smartctx.core.slots import Slot
 from smartctx.memory.forget import ForgottenItem
+from smartctx.memory.personal import PersonalMemory
+from smartctx.memory.privacy import redact
+from smartctx.memory.tables import PairRow
 from smartctx.service.contexts import ContextRegistry
 from smartctx.service.owner_memory import OwnerMemory
 from smartctx.store.db import Database
 
 MIN_NEEDLE = 12
 """Texts shorter than this many characters match only whole texts, never substrings."""
+_NESTED: ContextVar[bool] = ContextVar("smartctx_forget_nested", default=False)
+
+
+def restatements(texts: Sequence[str]) -> list[str]:
+    """``texts`` and the forms a reply or a summary restates them in (see the module docs):
+    every sentence as said, said back in the second person, without its final punctuation,
+    and redacted. Distinct, in a stable order."""
+    out: list[str] = []
+    for text in texts:
+        forms = [text, redact(text)]
+        for sentence in split_sentences(text):
+            second = to_second_person(sentence)
+            forms += [sentence, second, second[:1].lower() + second[1:]]
+        for form in list(forms):
+            forms += [form.rstrip(".!?。 "), redact(form)]
+        out += [f.strip() for f in forms if f.strip() and f.strip() not in out]
+    return list(dict.fromkeys(out))
 
 
 class TextMatcher:
@@ -97,15 +125,17 @@ class CopiesForgetter:
         *,
         task_table: str,
         memory: OwnerMemory | None = None,
+        personal: PersonalMemory | None = None,
     ) -> None:
         self.registry = registry
         self.db = db
         self.task_table = task_table
         self.memory = memory
+        self.personal = personal
 
     async def forget_item(self, item: ForgottenItem) -> dict[str, Any]:
         owner = item.owner
-        texts = TextMatcher(item.texts)
+        texts = TextMatcher(restatements(item.texts))
         sources = set(item.source_ids)
 
         def slot_holds(slot: Slot) -> bool:
@@ -133,12 +163,38 @@ class CopiesForgetter:
             )
         self.registry.drop_owner(owner)
         tasks = await self._forget_tasks(owner, texts) if texts else 0
+        restating = await self._forget_restating_pairs(item, texts) if texts else []
         return {
             "window_slots": len(slots),
             "contexts": len({context_id for context_id, _ in slots}),
             "memory_items": len(items),
             "a2a_tasks": tasks,
+            "restating_pairs": restating,
         }
+
+    async def _forget_restating_pairs(self, item: ForgottenItem, texts: TextMatcher) -> list[str]:
+        """Forget the owner's other pairs whose texts restate the item (one level deep)."""
+        if self.personal is None or _NESTED.get():
+            return []
+        async with self.db.sessions() as session:
+            rows = await session.execute(
+                sa.select(PairRow.id, PairRow.user_text, PairRow.assistant_text).where(
+                    PairRow.owner == item.owner
+                )
+            )
+            doomed = [
+                str(pid)
+                for pid, user, assistant in rows
+                if not (item.kind == "pair" and pid == item.id)
+                and (texts.holds(user) or texts.holds(assistant))
+            ]
+        token = _NESTED.set(True)
+        try:
+            for pair_id in doomed:
+                await self.personal.forget_item(item.owner, "pair", pair_id)
+        finally:
+            _NESTED.reset(token)
+        return doomed
 
     async def _forget_tasks(self, owner: str, texts: TextMatcher) -> int:
         """Delete the owner's A2A task rows whose stored JSON holds one of the texts."""
@@ -168,4 +224,4 @@ class CopiesForgetter:
         return len(doomed)
 
 
-__all__ = ["MIN_NEEDLE", "CopiesForgetter", "TextMatcher"]
+__all__ = ["MIN_NEEDLE", "CopiesForgetter", "TextMatcher", "restatements"]

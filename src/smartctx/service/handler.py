@@ -4,23 +4,46 @@ Every message is checked *before* the SDK creates or touches a task, so a reject
 leaves the task store and the context store exactly as they were. Rejections are the protocol's
 invalid-params error (JSON-RPC ``-32602``; HTTP+JSON ``400``) with a message that says what to
 fix: a malformed owner header, an empty message, a message over ``max_message_chars``, or bad
-``smartctx`` options in the message metadata.
+``smartctx`` options in the message metadata. A message whose parts have a media type the agent
+card does not declare gets ``ContentTypeNotSupportedError`` (``-32005``).
+
+With a :class:`~smartctx.service.delivery.DeliveryLog`, a message is applied once per
+``messageId``: a retry answers with the task of the first delivery (see that module).
+
+Any failure that is not an A2A error reaches the client as a bare internal error (``-32603``,
+HTTP 500) saying only that the server logged the details: never SQL, a stack or a path.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 from a2a.helpers.proto_helpers import get_message_text
+from a2a.server.agent_execution import RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.events import Event
 from a2a.server.request_handlers import DefaultRequestHandlerV2
-from a2a.types.a2a_pb2 import Message, SendMessageRequest, Task
-from a2a.utils.errors import InvalidParamsError
+from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    SendMessageRequest,
+    Task,
+    TaskState,
+)
+from a2a.utils.errors import A2AError, InternalError, InvalidParamsError
+from a2a.utils.input_mode_validator import validate_input_modes
 from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 
 from smartctx.core.errors import SmartCtxError
+from smartctx.service.delivery import DeliveryLog
+
+logger = logging.getLogger(__name__)
+INTERNAL = "internal error: the server logged the details; try again later"
 
 MessageCheck = Callable[[str, dict[str, Any]], None]
 """Raises ``SmartCtxError`` when a message (text, metadata) must be rejected."""
@@ -39,11 +62,17 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
     """
 
     def __init__(
-        self, *args: Any, max_chars: int, extra_check: MessageCheck | None = None, **kwargs: Any
+        self,
+        *args: Any,
+        max_chars: int,
+        extra_check: MessageCheck | None = None,
+        deliveries: DeliveryLog | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self._max_chars = max_chars
         self._extra_check = extra_check
+        self._deliveries = deliveries
 
     def check(self, params: SendMessageRequest, context: ServerCallContext) -> None:
         """Raise ``InvalidParamsError`` when the request must be rejected."""
@@ -52,6 +81,7 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
             raise InvalidParamsError(message=str(owner_error))
         if not params.HasField("message"):
             raise InvalidParamsError(message="the request has no message")
+        validate_input_modes(params.message, self._agent_card)
         text = get_message_text(params.message)
         if not text.strip():
             raise InvalidParamsError(
@@ -75,12 +105,106 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> Message | Task:
         self.check(params, context)
-        result: Message | Task = await super().on_message_send(params, context)
-        return result
+        key = self._key(params, context)
+        if key is None or self._deliveries is None:
+            sent: Message | Task = await _guarded(super().on_message_send(params, context))
+            return sent
+        try:
+            async with self._deliveries.lock(*key):
+                earlier = await self._earlier(key, context)
+                if earlier is not None:
+                    return earlier
+                result: Message | Task = await _guarded(super().on_message_send(params, context))
+                return result
+        finally:
+            self._deliveries.release(*key)
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event, None]:
         self.check(params, context)
-        async for event in super().on_message_send_stream(params, context):
-            yield event
+        key = self._key(params, context)
+        if key is None or self._deliveries is None:
+            async for event in self._stream(params, context):
+                yield event
+            return
+        try:
+            async with self._deliveries.lock(*key):
+                earlier = await self._earlier(key, context)
+                if earlier is not None:
+                    yield earlier
+                    return
+                async for event in self._stream(params, context):
+                    yield event
+        finally:
+            self._deliveries.release(*key)
+
+    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
+        task: Task | None = await _guarded(super().on_get_task(params, context))
+        return task
+
+    async def on_list_tasks(
+        self, params: ListTasksRequest, context: ServerCallContext
+    ) -> ListTasksResponse:
+        tasks: ListTasksResponse = await _guarded(super().on_list_tasks(params, context))
+        return tasks
+
+    async def on_cancel_task(
+        self, params: CancelTaskRequest, context: ServerCallContext
+    ) -> Task | None:
+        task: Task | None = await _guarded(super().on_cancel_task(params, context))
+        return task
+
+    async def _stream(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Event, None]:
+        try:
+            async for event in super().on_message_send_stream(params, context):
+                yield event
+        except (A2AError, SmartCtxError):
+            raise
+        except Exception as err:
+            logger.exception("streamed message failed")
+            raise InternalError(message=INTERNAL) from err
+
+    async def _setup_active_task(
+        self, params: SendMessageRequest, call_context: ServerCallContext
+    ) -> tuple[Any, RequestContext]:
+        active, request = await super()._setup_active_task(params, call_context)
+        key = self._key(params, call_context)
+        if key is not None and self._deliveries is not None and request.task_id:
+            await self._deliveries.claim(*key, request.task_id)
+        return active, request
+
+    @staticmethod
+    def _key(params: SendMessageRequest, context: ServerCallContext) -> tuple[str, str] | None:
+        message_id = params.message.message_id if params.HasField("message") else ""
+        if not message_id:
+            return None
+        return (context.user.user_name, message_id[:255])
+
+    async def _earlier(self, key: tuple[str, str], context: ServerCallContext) -> Task | None:
+        """The task of an earlier delivery of this message, unless it failed or is gone."""
+        if self._deliveries is None:
+            return None
+        task_id = await self._deliveries.task_for(*key)
+        if task_id is None:
+            return None
+        try:
+            task: Task | None = await self.on_get_task(GetTaskRequest(id=task_id), context)
+        except A2AError:
+            return None
+        if task is None or task.status.state == TaskState.TASK_STATE_FAILED:
+            return None
+        return task
+
+
+async def _guarded(work: Awaitable[Any]) -> Any:
+    """``await work``, turning any failure that is not an A2A error into a bare one."""
+    try:
+        return await work
+    except (A2AError, SmartCtxError):
+        raise
+    except Exception as err:
+        logger.exception("message failed")
+        raise InternalError(message=INTERNAL) from err

@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
-from smartctx.core.errors import NotFound, SmartCtxError, status_for
+from smartctx.core.errors import InputTooLarge, NotFound, SmartCtxError, status_for
 from smartctx.core.slots import Slot, SlotKind
 from smartctx.service.contexts import ContextRegistry, describe_events
 from smartctx.service.owner import OWNER_HEADER, owner_of
@@ -122,7 +122,17 @@ def memory_router(registry: ContextRegistry) -> APIRouter:
     async def add_slot(
         context_id: str, body: NewSlot, request: Request, owner: OwnerHeader = None
     ) -> dict[str, Any]:
-        """Example body: ``{"kind": "tool_log", "text": "GET /vpn 200", "source_id": "http"}``."""
+        """Example body: ``{"kind": "tool_log", "text": "GET /vpn 200", "source_id": "http"}``.
+
+        A slot's text is limited like an A2A message (``max_message_chars``, else 413)."""
+        limit = registry.settings.max_message_chars
+        if len(body.text) > limit:
+            raise InputTooLarge(
+                f"the slot has {len(body.text):,} characters, over the limit of {limit:,}: "
+                "shorten it or raise SMARTCTX_MAX_MESSAGE_CHARS",
+                length=len(body.text),
+                limit=limit,
+            )
         slot = Slot(
             kind=body.kind,
             text=body.text,

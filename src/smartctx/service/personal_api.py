@@ -32,7 +32,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import sqlalchemy as sa
-from fastapi import APIRouter, FastAPI, Header, Request
+from fastapi import APIRouter, FastAPI, Header, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
@@ -50,8 +50,16 @@ from smartctx.service.owner import OWNER_HEADER, require_owner
 from smartctx.store.db import Database
 
 OwnerHeader = Annotated[str | None, Header(alias=OWNER_HEADER, description="owner (tenant/user)")]
-OWNER_TABLES = ("agent_memory", "agent_memory_info", "agent_memory_history", "a2a_tasks")
+OWNER_TABLES = (
+    "agent_memory",
+    "agent_memory_info",
+    "agent_memory_history",
+    "a2a_tasks",
+    "a2a_deliveries",
+)
 """Other owner-scoped tables that ``forget`` empties when they exist."""
+MAX_PAGE = 1000
+"""The largest page a list route returns (``?limit=`` above it is a 400)."""
 
 
 class PairBody(BaseModel):
@@ -191,8 +199,8 @@ def personal_router(memory: PersonalMemory, *, run_worker: bool = True) -> APIRo
     async def pairs(
         request: Request,
         owner: str,
-        session_id: str | None = None,
-        limit: int = 50,
+        session_id: Annotated[str | None, Query(max_length=128)] = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
         x: OwnerHeader = None,
     ) -> Any:
         return await _answer(

@@ -18,6 +18,7 @@ from smartctx.core.recall import Recaller
 from smartctx.core.settings import Settings
 from smartctx.core.slots import Slot, SlotKind
 from smartctx.core.tokens import TokenCounter
+from smartctx.service.wire import METADATA_KEY, to_snake
 from smartctx.window import (
     ContextWindow,
     DropBelow,
@@ -51,7 +52,6 @@ COMPACT_SYSTEM_PROMPT = "You are a helpdesk assistant. Answer from context; cite
 tokens and no prompt was given, so a small window (the 100-token compression seed) has room."""
 
 COMPACT_BELOW = 400
-METADATA_KEY = "smartctx"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,13 +93,15 @@ def make_options(
 
 
 def options_from_metadata(settings: Settings, metadata: dict[str, Any]) -> ContextOptions | None:
-    """Options from A2A message metadata ``{"smartctx": {"preset", "budget", "system_prompt"}}``;
-    ``None`` when the message carries none; ``InvalidInput`` when they are malformed."""
+    """Options from A2A message metadata ``{"smartctx": {"preset", "budget", "systemPrompt",
+    "keepRecent"}}`` (snake_case keys are accepted too); ``None`` when the message carries none;
+    ``InvalidInput`` when they are malformed."""
     raw = metadata.get(METADATA_KEY)
     if raw is None:
         return None
     if not isinstance(raw, dict):
         raise InvalidInput("metadata 'smartctx' must be an object like {'preset': 'eviction'}")
+    raw = {to_snake(str(key)): value for key, value in raw.items()}
     unknown = set(raw) - {"preset", "budget", "system_prompt", "keep_recent"}
     if unknown:
         raise InvalidInput(f"unknown smartctx options: {', '.join(sorted(unknown))}")
@@ -109,7 +111,7 @@ def options_from_metadata(settings: Settings, metadata: dict[str, Any]) -> Conte
     if preset is not None and not isinstance(preset, str):
         raise InvalidInput("smartctx.preset must be a string")
     if prompt is not None and not isinstance(prompt, str):
-        raise InvalidInput("smartctx.system_prompt must be a string")
+        raise InvalidInput("smartctx.systemPrompt must be a string")
     return make_options(
         settings, preset=preset, budget=budget, system_prompt=prompt, keep_recent=keep
     )

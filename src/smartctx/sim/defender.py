@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from smartctx.agents.models import ChatMessages, ChatModel
 from smartctx.core.settings import Settings
+from smartctx.service.client import smartctx_options
 from smartctx.sim.prompts import DEFENDER_PROMPT
 
 MemoryMode = Literal["fifo", "smart"]
@@ -38,13 +39,7 @@ def context_metadata(
 ) -> dict[str, Any]:
     """Message metadata that gives a new smartctx conversation the ``memory`` window and the
     defender's system prompt (so any smartctx server given by ``--defender-url`` defends)."""
-    return {
-        "smartctx": {
-            "preset": PRESETS[memory],
-            "budget": int(budget),
-            "system_prompt": system_prompt,
-        }
-    }
+    return smartctx_options(preset=PRESETS[memory], budget=int(budget), system_prompt=system_prompt)
 
 
 def defender_settings(base: Settings | None, data_dir: Path, *, budget: int) -> Settings:

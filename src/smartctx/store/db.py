@@ -1,13 +1,20 @@
 """The database handle: an async SQLAlchemy engine plus Alembic migrations run at start-up.
 
-SQLite (``sqlite+aiosqlite``) is the embedded default, opened in WAL mode with foreign keys on;
-PostgreSQL (``postgresql+asyncpg``) for several replicas. Migrations live in
+SQLite (``sqlite+aiosqlite``) is the embedded default, opened in WAL mode with foreign keys on
+and ``synchronous=NORMAL`` (a commit survives a crash of the process, as the WAL is written
+before the commit returns; only a power loss or kernel crash may lose the last transactions).
+Every SQLite transaction begins with ``BEGIN IMMEDIATE``: a transaction that reads and then
+writes would otherwise fail at once with "database is locked" when another connection wrote in
+between; taking the write lock up front makes writers wait, for up to ``BUSY_TIMEOUT_MS``, in
+the order they came. PostgreSQL (``postgresql+asyncpg``) for several replicas. Migrations live in
 ``smartctx/store/migrations``, one independent Alembic branch per subsystem (context log,
 personal memory, knowledge base), and ``migrate()`` upgrades all heads.
 """
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,6 +22,7 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -23,15 +31,33 @@ from sqlalchemy.ext.asyncio import (
 )
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+BUSY_TIMEOUT_MS = 30_000
+_NO_BEGIN = "smartctx_no_begin"
+logger = logging.getLogger(__name__)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # The driver must not open transactions itself: ``_begin_immediate`` does.
+    dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     cursor.close()
+
+
+def _begin_immediate(connection: Connection) -> None:
+    if not connection.get_execution_options().get(_NO_BEGIN):
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+async def _run_to_end(driver: Any, statement: str) -> None:
+    """Run one statement on an aiosqlite connection and close its cursor (an open cursor
+    counts as a statement in progress, which VACUUM refuses)."""
+    cursor = await driver.execute(statement)
+    await cursor.fetchall()
+    await cursor.close()
 
 
 class Database:
@@ -50,6 +76,7 @@ class Database:
         self.engine: AsyncEngine = create_async_engine(url, echo=echo)
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine.sync_engine, "begin", _begin_immediate)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
 
     @asynccontextmanager
@@ -63,18 +90,28 @@ class Database:
         async with self.engine.begin() as conn:
             await conn.run_sync(_upgrade)
 
-    async def checkpoint(self) -> None:
-        """Flush SQLite's WAL into the main file and reclaim free pages (no-op elsewhere)."""
+    async def checkpoint(self) -> bool:
+        """Flush SQLite's WAL into the main file and reclaim free pages; True when done.
+
+        False (logged, never raised) when another connection kept the file busy: the deleted
+        rows are gone either way, and the next checkpoint reclaims their pages. No-op (True)
+        elsewhere than SQLite.
+        """
         if not self.is_sqlite:
-            return
-        async with self.engine.connect() as conn:
-            raw = await conn.get_raw_connection()
-            driver: Any = raw.driver_connection
-            await driver.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            await driver.commit()
-            await driver.execute("VACUUM")
-            await driver.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            await driver.commit()
+            return True
+        try:
+            async with self.engine.connect() as conn:
+                # No BEGIN IMMEDIATE here: VACUUM cannot run inside a transaction.
+                await conn.execution_options(**{_NO_BEGIN: True})
+                raw = await conn.get_raw_connection()
+                driver: Any = raw.driver_connection
+                for statement in ("PRAGMA wal_checkpoint(TRUNCATE)", "VACUUM"):
+                    await _run_to_end(driver, statement)
+                await _run_to_end(driver, "PRAGMA wal_checkpoint(TRUNCATE)")
+        except (OperationalError, sqlite3.OperationalError) as err:
+            logger.warning("checkpoint skipped, the database is busy: %s", err)
+            return False
+        return True
 
     async def close(self) -> None:
         await self.engine.dispose()

@@ -39,7 +39,7 @@ from smartctx.core.errors import (
 )
 from smartctx.core.settings import Settings
 from smartctx.core.tokens import TokenCounter
-from smartctx.service.client import turn_info
+from smartctx.service.client import smartctx_info
 from smartctx.service.contexts import ContextRegistry
 from smartctx.service.executor import SmartctxExecutor
 from smartctx.service.openai_proxy.conversation import history_slot, new_history, system_prompt
@@ -131,7 +131,7 @@ class OpenAIProxy:
         return await self.executor.turn(owner, context_id, text, {}, on_token=sink)
 
     def usage_of(self, reply: str, meta: dict[str, Any]) -> dict[str, int]:
-        prompt_tokens = int(turn_info(meta).get("prompt_tokens") or 0)
+        prompt_tokens = int(smartctx_info(meta).get("prompt_tokens") or 0)
         return usage(prompt_tokens, self.counter.count(reply))
 
     async def respond(self, request: Request) -> Any:
@@ -157,7 +157,7 @@ class OpenAIProxy:
                 reply, meta = await self.turn(owner, context_id, body, None)
             except SmartCtxError as err:
                 return _error(err)
-            info = turn_info(meta)
+            info = smartctx_info(meta)
             payload = completion(
                 completion_id(), body.model, reply, self.usage_of(reply, meta), info
             )

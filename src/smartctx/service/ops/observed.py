@@ -21,7 +21,7 @@ from opentelemetry.trace import Status, StatusCode
 
 from smartctx.agents.models import TokenSink
 from smartctx.core.errors import SmartCtxError
-from smartctx.service.client import turn_info
+from smartctx.service.client import smartctx_info
 from smartctx.service.executor import SmartctxExecutor
 from smartctx.service.ops.metrics import ServiceMetrics
 
@@ -64,7 +64,7 @@ class ObservedExecutor(SmartctxExecutor):
                 span.set_status(Status(StatusCode.ERROR, code))
                 span.set_attribute("smartctx.error", code)
                 raise
-            info = turn_info(meta)
+            info = smartctx_info(meta)
             events = list(info.get("events") or [])
             prompt_tokens = int(info.get("prompt_tokens") or 0)
             self.metrics.turn_done(time.perf_counter() - start, prompt_tokens, events)

@@ -1,0 +1,135 @@
+"""Exactly-once turns for retried messages, and tasks left behind by a crash.
+
+``DeliveryLog`` records, per owner, which A2A task a ``messageId`` started (table
+``a2a_deliveries``). The request handler claims the message id *before* the turn runs, in its
+own committed transaction, so a client that retries a message whose answer it never received
+gets the first task back (with the same reply) instead of a second turn, even after a crash.
+A retry of a message whose task failed (for example one interrupted by a crash, see below)
+runs again. Two retries that arrive at once in one process are serialised by a lock per
+(owner, messageId); across replicas the primary key makes the second claim fail, and that
+request answers with the first task.
+
+``fail_interrupted_tasks`` marks the A2A tasks a crash left ``SUBMITTED`` or ``WORKING`` as
+``FAILED`` at start-up, with a message saying to send the message again. On SQLite (one
+process owns the file) that is every unfinished task; on a shared database only those not
+updated for ``stale_after`` seconds, so that another replica's running turns are left alone.
+
+Cost: one primary-key read per message, one insert per new message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+
+from smartctx.core.clock import Clock, SystemClock
+from smartctx.store.db import Database
+
+_metadata = sa.MetaData()
+DELIVERIES = sa.Table(
+    "a2a_deliveries",
+    _metadata,
+    sa.Column("owner", sa.String(255), primary_key=True),
+    sa.Column("message_id", sa.String(255), primary_key=True),
+    sa.Column("task_id", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+UNFINISHED = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+INTERRUPTED_TEXT = (
+    "interrupted: the server stopped during this turn; send the message again to retry it"
+)
+
+
+class DeliveryLog:
+    """(owner, messageId) -> task id, persisted (see the module docstring)."""
+
+    def __init__(self, db: Database, *, clock: Clock | None = None) -> None:
+        self.db = db
+        self.clock: Clock = clock or SystemClock()
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+
+    def lock(self, owner: str, message_id: str) -> asyncio.Lock:
+        """The in-process lock that serialises retries of one message."""
+        return self._locks.setdefault((owner, message_id), asyncio.Lock())
+
+    def release(self, owner: str, message_id: str) -> None:
+        """Forget the lock of a message once no request holds it."""
+        lock = self._locks.get((owner, message_id))
+        if lock is not None and not lock.locked():
+            del self._locks[(owner, message_id)]
+
+    async def task_for(self, owner: str, message_id: str) -> str | None:
+        """The task a message started, or None."""
+        async with self.db.sessions() as session:
+            value = await session.scalar(
+                sa.select(DELIVERIES.c.task_id).where(
+                    DELIVERIES.c.owner == owner, DELIVERIES.c.message_id == message_id
+                )
+            )
+        return None if value is None else str(value)
+
+    async def claim(self, owner: str, message_id: str, task_id: str) -> bool:
+        """Record that ``task_id`` answers the message (replacing a failed earlier task);
+        False when another request recorded a different task first."""
+        table = DELIVERIES
+        key = (table.c.owner == owner) & (table.c.message_id == message_id)
+        try:
+            async with self.db.session() as session:
+                current = await session.scalar(sa.select(table.c.task_id).where(key))
+                if current is None:
+                    await session.execute(
+                        table.insert().values(
+                            owner=owner,
+                            message_id=message_id,
+                            task_id=task_id,
+                            created_at=self.clock.now(),
+                        )
+                    )
+                else:
+                    await session.execute(table.update().where(key).values(task_id=task_id))
+        except IntegrityError:
+            return False
+        return True
+
+
+async def fail_interrupted_tasks(
+    db: Database, task_model: Any, *, stale_after: float = 900.0
+) -> int:
+    """Mark tasks a crash left unfinished as failed (see the module docstring)."""
+    status_text = sa.cast(task_model.status, sa.Text)
+    unfinished = sa.or_(*(status_text.like(f"%{state}%") for state in UNFINISHED))
+    query = sa.select(task_model.id, task_model.status).where(unfinished)
+    now = datetime.now(UTC)
+    naive_now = now.replace(tzinfo=None)  # the SDK's ``last_updated`` is a naive UTC time
+    if not db.is_sqlite:
+        query = query.where(task_model.last_updated < naive_now - timedelta(seconds=stale_after))
+    failed = 0
+    async with db.session() as session:
+        for task_id, status in (await session.execute(query)).all():
+            if not isinstance(status, dict) or status.get("state") not in UNFINISHED:
+                continue
+            new_status = {
+                "state": "TASK_STATE_FAILED",
+                "timestamp": now.isoformat().replace("+00:00", "Z"),
+                "message": {
+                    "messageId": uuid.uuid4().hex,
+                    "role": "ROLE_AGENT",
+                    "parts": [{"text": INTERRUPTED_TEXT}],
+                    "taskId": task_id,
+                },
+            }
+            await session.execute(
+                sa.update(task_model)
+                .where(task_model.id == task_id)
+                .values(status=new_status, last_updated=naive_now)
+            )
+            failed += 1
+    return failed
+
+
+__all__ = ["DELIVERIES", "INTERRUPTED_TEXT", "DeliveryLog", "fail_interrupted_tasks"]
