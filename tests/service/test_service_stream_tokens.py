@@ -8,7 +8,7 @@ from typing import Literal
 import pytest
 
 from smartctx.agents.testing import OpenAICompatibleTestServer
-from smartctx.service.client import SmartctxClient, turn_info
+from smartctx.service.client import SmartctxClient, smartctx_info
 from smartctx.service.server import ServerHandle
 
 StartServer = Callable[..., ServerHandle]
@@ -42,7 +42,7 @@ async def test_artifact_chunks_arrive_as_tokens_and_add_up_to_the_reply(
         assert [c.last_chunk for c in chunks] == [False] * (len(chunks) - 1) + [True]
         assert "".join(c.text for c in chunks) == REPLY
         assert all(not c.metadata for c in chunks[:-1])
-        info = turn_info(chunks[-1].metadata)
+        info = smartctx_info(chunks[-1].metadata)
         assert info["snapshot"]["counts"]["agent"] == 1
         assert events[-1].state == "completed"
         context_id = events[-1].context_id
