@@ -22,7 +22,7 @@ def cli(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     def run(*args: str, code: int = 0) -> str:
         result = runner.invoke(app, ["memory", *args])
         assert result.exit_code == code, result.output
-        return result.stdout
+        return result.stdout if code == 0 else result.stderr
 
     return run
 
@@ -43,7 +43,7 @@ def test_add_search_update_history_delete(cli: Any) -> None:
     assert [e["event"] for e in events] == ["ADD", "UPDATE"]
     assert "deleted" in cli("delete", mid, "--owner", "alice")
     failed = cli("get", mid, "--owner", "alice", code=1)
-    assert failed.strip().startswith("not_found") and len(failed.strip().splitlines()) == 1
+    assert failed.strip().startswith("error: not_found") and len(failed.strip().splitlines()) == 1
     assert json.loads(cli("list", "--owner", "bob", "--json"))["results"] == []
 
 
