@@ -26,6 +26,9 @@ class Settings(BaseSettings):
     recall_ratio: float = Field(0.3, ge=0.0, le=1.0)
     embedder: Literal["use", "e5", "hashing"] = "use"
     retrieval_embedder: Literal["use", "e5", "hashing"] = "e5"
+    embed_threads: int = Field(
+        1, ge=1, description="BLAS/OpenMP threads of one embedder call (turns embed a few texts)"
+    )
 
     # storage
     data_dir: Path = Path(".smartctx")

@@ -3,8 +3,9 @@ and the memory API on one FastAPI app, over one database.
 
 ``create_app(settings, base_url=...)`` builds everything without I/O; the ASGI lifespan
 migrates the database (every Alembic head, plus the a2a-sdk task table ``a2a_tasks``), loads
-the knowledge base, starts the idle-context sweeper, and on shutdown closes live event streams,
-drains running A2A tasks and disposes of the database engine.
+the knowledge base, loads the models a turn uses (:func:`warm_up`), starts the idle-context
+sweeper, and on shutdown closes live event streams, drains running A2A tasks and disposes of the
+database engine.
 
 Cross-thread memory (``memory``, on by default unless ``providers`` is given explicitly, so a
 caller that configures its own agent — the simulation's bare defender — keeps exactly that):
@@ -53,7 +54,7 @@ from sqlalchemy.orm import DeclarativeBase
 from smartctx import __version__
 from smartctx.agents import ChatModel, ContextProvider, KnowledgeProvider, model_from_settings
 from smartctx.core.clock import Clock, SystemClock
-from smartctx.core.embeddings import Embedder, get_embedder
+from smartctx.core.embeddings import Embedder, embed_queries, get_embedder
 from smartctx.core.errors import InvalidInput, SmartCtxError
 from smartctx.core.settings import Settings
 from smartctx.core.tokens import TokenCounter, get_counter
@@ -94,6 +95,7 @@ class ServiceApp:
     kb: KnowledgeBase | None
     personal: PersonalMemory | None = None
     owner_memory: OwnerMemory | None = None
+    recall_embedder: Embedder | None = None
     startup_error: BaseException | None = None
     _started: list[Callable[[], None]] = field(default_factory=list)
     _own_db: bool = True
@@ -157,11 +159,14 @@ def create_app(
     db = database or Database(settings.resolved_database_url())
     with_memory = providers is None if memory is None else memory
     recaller: Callable[[], HybridRecaller] | None = None
+    recall_embedder: Embedder | None = None
     if with_memory and settings.recall_ratio > 0:
-        recall_name = settings.retrieval_embedder
+        recall_embedder = (
+            embedder if embedder is not None else get_embedder(settings.retrieval_embedder)
+        )
+        chosen = recall_embedder
 
         def recaller() -> HybridRecaller:
-            chosen = embedder if embedder is not None else get_embedder(recall_name)
             return HybridRecaller(embedder=chosen)
 
     factory = WindowFactory(
@@ -216,6 +221,7 @@ def create_app(
         kb=kb,
         personal=personal,
         owner_memory=owner_memory,
+        recall_embedder=recall_embedder,
         _own_db=database is None,
     )
     holder.append(service)
@@ -279,6 +285,17 @@ def _install_error_handlers(api: FastAPI) -> None:
         )
 
 
+def warm_up(service: ServiceApp) -> None:
+    """Load the models a turn uses (token counter, similarity and recall embedders) before the
+    first request, on a worker thread: the first turn then costs what every turn costs."""
+    factory = service.registry.factory
+    factory.counter.count("warm up")
+    if factory.embedder is not None:
+        factory.embedder.embed(["warm up"])
+    if service.recall_embedder is not None:
+        embed_queries(service.recall_embedder, ["warm up"])
+
+
 async def _sweeper(service: ServiceApp) -> None:
     while True:
         await asyncio.sleep(service.settings.cleanup_interval)
@@ -296,6 +313,7 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
             if service.kb.db is not None:
                 await service.kb.load()
             await asyncio.to_thread(service.kb.prepare)
+        await asyncio.to_thread(warm_up, service)
     except BaseException as err:
         service.startup_error = err
         raise

@@ -26,7 +26,7 @@ from typing import Any
 from smartctx.core.clock import Clock, SystemClock
 from smartctx.core.errors import Conflict, NotFound
 from smartctx.core.settings import Settings
-from smartctx.core.slots import Event, Slot
+from smartctx.core.slots import Event, Slot, SlotKind
 from smartctx.service.windows import ContextOptions, WindowFactory, make_options
 from smartctx.store.context_log import ContextStore
 from smartctx.window import AddResult, ContextWindow
@@ -76,6 +76,10 @@ class LiveContext:
     version: int
     last_used: datetime
     keep_recent: int = 4
+    history: list[Any] | None = None
+    """The agent messages of the last turns and ``turns``, the number of user turns so far: kept
+    by the executor across turns, so a turn never re-reads the whole log (built once per load)."""
+    turns: int = 0
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -100,6 +104,8 @@ class LiveContext:
         return self.window.assemble(query).to_dict() | {"context_id": self.context_id}
 
     def add(self, slot: Slot) -> AddResult:
+        if slot.kind in (SlotKind.USER, SlotKind.AGENT):
+            self.history = None  # a message added outside a turn: rebuild the history once
         return self.window.add(slot)
 
 
@@ -289,7 +295,7 @@ class ContextRegistry:
                         f"no context {context_id!r} for owner {owner!r}", context_id=context_id
                     )
                 live = self._new(owner, context_id, create)
-            start = len(live.window.events)
+            start = live.window.version
             try:
                 yield live
                 await self._save(live)
@@ -298,7 +304,7 @@ class ContextRegistry:
                 raise
             live.last_used = self.clock.now()
             self._live[key] = live
-            self._publish(live, live.window.events[start:])
+            self._publish(live, live.window.events_since(start))
 
     def drop_owner(self, owner: str) -> int:
         """Drop every in-memory window of ``owner`` (nothing is deleted from the store; the next

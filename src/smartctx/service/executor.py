@@ -34,6 +34,7 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import Part
 
 from smartctx.agents import Agent, ChatModel, ContextProvider, Message, Thread
+from smartctx.agents.agent import HISTORY_FOR_PROVIDERS
 from smartctx.agents.models import ChatMessages
 from smartctx.core.errors import SmartCtxError
 from smartctx.core.settings import Settings
@@ -83,6 +84,10 @@ class _TurnModel:
         return await self.inner.complete(out, temperature=temperature)
 
 
+HISTORY_KEPT = 2 * HISTORY_FOR_PROVIDERS
+"""Messages of a live context kept between turns (providers see the last few)."""
+
+
 def history_of(live: LiveContext) -> list[Message]:
     """The conversation so far as agent messages (from the stored log, oldest first)."""
     out: list[Message] = []
@@ -92,6 +97,24 @@ def history_of(live: LiveContext) -> list[Message]:
         elif slot.kind is SlotKind.AGENT:
             out.append(Message("assistant", slot.text, {"slot_id": slot.id}))
     return out
+
+
+def thread_of(live: LiveContext, context_id: str, owner: str) -> Thread:
+    """The agent thread of a live context: the whole log is read once per load of the context,
+    then only the last :data:`HISTORY_KEPT` messages and the turn count are carried over."""
+    if live.history is None:
+        history = history_of(live)
+        live.turns = sum(1 for m in history if m.role == "user")
+        live.history = history[-HISTORY_KEPT:]
+    thread = Thread(live.window, id=context_id, owner=owner, history=live.history)
+    thread.turns = live.turns
+    return thread
+
+
+def keep_thread(live: LiveContext, thread: Thread) -> None:
+    """Carry the thread's last messages and turn count to the next turn of ``live``."""
+    live.history = thread.messages[-HISTORY_KEPT:]
+    live.turns = thread.turns
 
 
 class SmartctxExecutor(AgentExecutor):
@@ -174,8 +197,9 @@ class SmartctxExecutor(AgentExecutor):
                 _TurnModel(self.model, planner, self.history_formatter),
                 self.providers_for(owner, live.preset),
             )
-            thread = Thread(live.window, id=context_id, owner=owner, history=history_of(live))
+            thread = thread_of(live, context_id, owner)
             result = await agent.run(Message("user", text, {"owner": owner}), thread)
+            keep_thread(live, thread)
             events += result.events
         turn.reply = result.reply
         extra: dict[str, Any] = {}
