@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from smartctx.bench.docs import machine_info
-from smartctx.bench.serve_load import LoadResult, one_turn, run_level, run_turns
+from smartctx.bench.serve_load import LoadResult, TurnClient, one_turn, run_level, run_turns
 from smartctx.bench.serve_procs import (
     DEFAULT_POSTGRES,
     SERVERS,
@@ -203,9 +203,11 @@ async def _stored_leg(
         cloned = await clone_context(database, count=stored) if stored else []
         reporter.phase(f"stored · {stored:,} contexts", 2 * options.stored_turns)
         fresh, reopened = LoadResult(1, 0.0), LoadResult(1, 0.0)
-        async with _servers("smartctx", database, 1, workdir) as servers:
-            url = servers[0].url
-            await one_turn(url, "warm-up", options.timeout)
+        async with (
+            _servers("smartctx", database, 1, workdir) as servers,
+            TurnClient(servers[0].url, options.timeout) as client,
+        ):
+            await client.turn("warm-up")
             rng = random.Random(7)
             chosen = rng.sample(cloned, min(len(cloned), options.stored_turns))
             for i in range(options.stored_turns):
@@ -213,7 +215,7 @@ async def _stored_leg(
                 if i < len(chosen):
                     pairs.append((reopened, chosen[i]))
                 for into, context_id in pairs:
-                    latency = await one_turn(url, context_id, options.timeout)
+                    latency = await client.turn(context_id)
                     if latency is None:
                         into.errors += 1
                     else:

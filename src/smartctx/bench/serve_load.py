@@ -188,13 +188,26 @@ async def run_turns(
     return out
 
 
+class TurnClient:
+    """One connection sending single turns to any context (``async with`` closes it)."""
+
+    def __init__(self, url: str, timeout: float = 60.0) -> None:
+        self._client = _Client(0, [url], timeout, False)
+
+    async def turn(self, context_id: str) -> float | None:
+        """One message in ``context_id``; its latency in seconds, or None on error."""
+        self._client.context_id = context_id
+        latency, _error = await self._client.send()
+        return latency
+
+    async def __aenter__(self) -> TurnClient:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self._client.aclose()
+
+
 async def one_turn(url: str, context_id: str, timeout: float = 60.0) -> float | None:
     """One message in ``context_id`` on a fresh connection; its latency, or None on error."""
-    client = _Client(0, [url], timeout, False)
-    client.context_id = context_id
-    client.turn = len(context_id)
-    try:
-        latency, _error = await client.send()
-    finally:
-        await client.aclose()
-    return latency
+    async with TurnClient(url, timeout) as client:
+        return await client.turn(context_id)

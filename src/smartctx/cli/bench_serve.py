@@ -153,3 +153,35 @@ def serve(
         command = "smartctx bench serve" + (" --quick" if quick else "")
         write_section("serve", markdown(result, command, image.name), docs)
         console.print(f"wrote {docs} and {image}")
+
+
+@bench_app.command("profile")
+def profile(
+    turns: Annotated[int, typer.Option(help="warm turns profiled")] = 20,
+    warmup: Annotated[int, typer.Option(help="turns before profiling starts")] = 5,
+    rows: Annotated[int, typer.Option(help="rows of the top-costs table")] = 25,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="write the results as JSON")
+    ] = None,
+    tree: Annotated[bool, typer.Option(help="also print pyinstrument's call tree")] = False,
+) -> None:
+    """Profile served turns (pyinstrument, dev extra): a top-costs table of one turn of the
+    offline defaults (SQLite, memory on), with SQL statements per turn.
+
+    Example: smartctx bench profile --turns 20 --json out/profile.json
+    """
+    try:
+        import pyinstrument  # noqa: F401
+    except ImportError as err:
+        console.print("[red]error:[/] pyinstrument is missing: pip install -e '.[dev]'")
+        raise typer.Exit(2) from err
+    from smartctx.bench.turn_profile import markdown, run
+
+    result = run(turns=turns, warmup=warmup, progress=console.print)
+    console.print(markdown(result, rows))
+    if tree:
+        console.print(result["text"])
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(result, indent=2), encoding="utf-8")
+        console.print(f"wrote {json_path}")

@@ -54,6 +54,7 @@ from sqlalchemy.orm import DeclarativeBase
 from smartctx import __version__
 from smartctx.agents import ChatModel, ContextProvider, KnowledgeProvider, model_from_settings
 from smartctx.core.clock import Clock, SystemClock
+from smartctx.core.embed_cache import CachedEmbedder
 from smartctx.core.embeddings import Embedder, embed_queries, get_embedder
 from smartctx.core.errors import InvalidInput, SmartCtxError
 from smartctx.core.settings import Settings
@@ -73,6 +74,7 @@ from smartctx.service.owner import OwnerContextBuilder
 from smartctx.service.owner_memory import OwnerMemory
 from smartctx.service.personal_api import build_personal_memory, personal_router
 from smartctx.service.personal_hook import create_hook
+from smartctx.service.precompute import TurnPrecompute
 from smartctx.service.windows import WindowFactory, options_from_metadata
 from smartctx.store.context_log import ContextStore
 from smartctx.store.db import Database
@@ -160,10 +162,13 @@ def create_app(
     with_memory = providers is None if memory is None else memory
     recaller: Callable[[], HybridRecaller] | None = None
     recall_embedder: Embedder | None = None
+    # Default models are wrapped in caches that a worker pool fills ahead of each turn.
+    similarity = CachedEmbedder(get_embedder(settings.embedder)) if embedder is None else None
+    retrieval = (
+        CachedEmbedder(get_embedder(settings.retrieval_embedder)) if embedder is None else None
+    )
     if with_memory and settings.recall_ratio > 0:
-        recall_embedder = (
-            embedder if embedder is not None else get_embedder(settings.retrieval_embedder)
-        )
+        recall_embedder = embedder if embedder is not None else retrieval
         chosen = recall_embedder
 
         def recaller() -> HybridRecaller:
@@ -172,7 +177,7 @@ def create_app(
     factory = WindowFactory(
         settings,
         counter=counter or get_counter(settings.token_encoding),
-        embedder=embedder if embedder is not None else get_embedder(settings.embedder),
+        embedder=embedder if embedder is not None else similarity,
         recaller=recaller,
     )
     registry = ContextRegistry(ContextStore(db, clock=clock), factory, settings, clock=clock)
@@ -182,7 +187,7 @@ def create_app(
     owner_memory = OwnerMemory(db, personal=personal) if with_memory else None
     turn_hooks = list(hooks) if hooks is not None else personal_hooks
     if providers is None:
-        kb = kb or KnowledgeBase.builtin(db=db)
+        kb = kb or KnowledgeBase.builtin(db=db, embedder=retrieval)
         providers = [KnowledgeProvider(kb, k=settings.kb_top_k)] if settings.kb_top_k else []
     executor = SmartctxExecutor(
         registry,
@@ -192,6 +197,7 @@ def create_app(
         hooks=turn_hooks,
         history_formatter=history_formatter,
         owner_providers=owner_memory.providers if owner_memory is not None else None,
+        precompute=TurnPrecompute(similarity, retrieval) if embedder is None else None,
     )
     card = build_agent_card(base, hooks=turn_hooks)
     task_store = DatabaseTaskStore(db.engine)
@@ -328,5 +334,7 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
             await sweeper
         service.registry.close_streams()
         await service.handler.aclose()
+        if service.executor.precompute is not None:
+            service.executor.precompute.close()
         if service._own_db:
             await service.db.close()

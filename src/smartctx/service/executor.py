@@ -12,6 +12,8 @@ For a message in context ``(owner, contextId)`` the executor, holding the contex
    long-term memory recalled across the owner's contexts, confirmed profile) add their slots,
    the prompt is assembled (recalling archived slots of the thread when the window has a
    recaller), the chat model answers, the reply enters, the funnel runs;
+   The user text's and the reply's embeddings are computed ahead on a worker pool
+   (``precompute``, :mod:`smartctx.service.precompute`), so the window finds them cached;
 4. persists the window (one transaction), then runs ``after_turn`` hooks;
 5. answers with an artifact whose text is the reply and whose metadata holds
    ``{"smartctx": {"events": [...], "snapshot": {compact}, "prompt_tokens": n}}`` plus what the
@@ -48,6 +50,7 @@ from smartctx.service.contexts import (
 from smartctx.service.handler import message_metadata
 from smartctx.service.hooks import TurnContext, TurnHook
 from smartctx.service.owner import owner_of
+from smartctx.service.precompute import PrecomputingProvider, TurnPrecompute
 from smartctx.service.windows import options_from_metadata
 
 logger = logging.getLogger(__name__)
@@ -67,12 +70,17 @@ class _TurnModel:
     """The server's model for one turn: applies the planner input and the history formatter."""
 
     def __init__(
-        self, inner: ChatModel, planner_input: str | None, formatter: HistoryFormatter | None
+        self,
+        inner: ChatModel,
+        planner_input: str | None,
+        formatter: HistoryFormatter | None,
+        precompute: TurnPrecompute | None = None,
     ) -> None:
         self.inner = inner
         self.name = inner.name
         self.planner_input = planner_input
         self.formatter = formatter
+        self.precompute = precompute
 
     async def complete(self, messages: ChatMessages, *, temperature: float | None = None) -> str:
         out = [dict(m) for m in messages]
@@ -81,7 +89,10 @@ class _TurnModel:
             out.insert(last_user, {"role": "system", "content": self.planner_input})
         if self.formatter is not None:
             out = self.formatter(out)
-        return await self.inner.complete(out, temperature=temperature)
+        reply = await self.inner.complete(out, temperature=temperature)
+        if self.precompute is not None:
+            await self.precompute.reply(reply)
+        return reply
 
 
 HISTORY_KEPT = 2 * HISTORY_FOR_PROVIDERS
@@ -131,6 +142,7 @@ class SmartctxExecutor(AgentExecutor):
         history_formatter: HistoryFormatter | None = None,
         owner_providers: OwnerProviders | None = None,
         owner_presets: frozenset[str] = OWNER_PRESETS,
+        precompute: TurnPrecompute | None = None,
     ) -> None:
         self.registry = registry
         self.settings = settings
@@ -140,6 +152,7 @@ class SmartctxExecutor(AgentExecutor):
         self.history_formatter = history_formatter
         self.owner_providers = owner_providers
         self.owner_presets = owner_presets
+        self.precompute = precompute
 
     def providers_for(self, owner: str, preset: str) -> list[ContextProvider]:
         """The providers of a turn of ``owner`` in a context of ``preset``."""
@@ -184,6 +197,8 @@ class SmartctxExecutor(AgentExecutor):
         options = options_from_metadata(self.settings, metadata)
         create = options or self.registry.options()
         turn = TurnContext(owner, context_id, text, dict(metadata))
+        if self.precompute is not None:
+            await self.precompute.user_text(text)
         for hook in self.hooks:
             await hook.before_turn(turn)
         async with self.registry.session(owner, context_id, create=create) as live:
@@ -193,14 +208,19 @@ class SmartctxExecutor(AgentExecutor):
             # The planner input restates the hook's memory for the model; without memory
             # slots it would only repeat the utterance, so it is left out.
             planner = turn.planner_input if turn.slots else None
+            providers = self.providers_for(owner, live.preset)
+            if self.precompute is not None:
+                providers = [PrecomputingProvider(p, self.precompute) for p in providers]
             agent = Agent(
-                _TurnModel(self.model, planner, self.history_formatter),
-                self.providers_for(owner, live.preset),
+                _TurnModel(self.model, planner, self.history_formatter, self.precompute),
+                providers,
             )
             thread = thread_of(live, context_id, owner)
             result = await agent.run(Message("user", text, {"owner": owner}), thread)
             keep_thread(live, thread)
             events += result.events
+            if self.precompute is not None:
+                await self.precompute.archived(live.window, result.events)
         turn.reply = result.reply
         extra: dict[str, Any] = {}
         for hook in self.hooks:
