@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Sequence
+from typing import ClassVar
 
 from smartctx.core import HashingEmbedder
 from smartctx.core.embed_cache import CachedEmbedder
@@ -51,7 +52,7 @@ def test_provider_slots_are_embedded_before_they_are_returned() -> None:
     from smartctx.service.precompute import PrecomputingProvider
 
     class Docs(ContextProvider):
-        seen: list[list[Message]] = []
+        seen: ClassVar[list[list[Message]]] = []
 
         async def get_relevant_context(self, messages: list[Message]) -> ProvidedContext | None:
             return ProvidedContext(slots=[Slot(SlotKind.RAG_DOC, "VPN: install the client.")])
