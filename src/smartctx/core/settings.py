@@ -44,6 +44,10 @@ class Settings(BaseSettings):
         "cite its source; say plainly when you do not have the information."
     )
     max_message_chars: int = Field(32_000, gt=0)
+    max_running_turns: int = Field(16, gt=0, description="A2A turns run at once; more wait")
+    max_waiting_turns: int = Field(
+        256, ge=0, description="turns waiting to run; beyond, a retryable 'server busy' error"
+    )
     context_idle_timeout: float = Field(
         900.0, gt=0, description="seconds before an idle context leaves memory"
     )

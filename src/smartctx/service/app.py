@@ -207,6 +207,8 @@ def create_app(
         task_store,
         card,
         max_chars=settings.max_message_chars,
+        max_running=settings.max_running_turns,
+        max_waiting=settings.max_waiting_turns,
         extra_check=lambda _text, meta: _check_options(settings, meta),
     )
     holder: list[ServiceApp] = []

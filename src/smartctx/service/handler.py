@@ -5,11 +5,17 @@ leaves the task store and the context store exactly as they were. Rejections are
 invalid-params error (JSON-RPC ``-32602``; HTTP+JSON ``400``) with a message that says what to
 fix: a malformed owner header, an empty message, a message over ``max_message_chars``, or bad
 ``smartctx`` options in the message metadata.
+
+Overload: at most ``max_running`` turns run at once and at most ``max_waiting`` wait (in arrival
+order); a request beyond that is refused at once with a retryable ``ServerBusy`` error (JSON-RPC
+internal-error code, ``data: {"retryable": true, "retry_after_ms": ...}``), never left to time out.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 from a2a.helpers.proto_helpers import get_message_text
@@ -17,10 +23,15 @@ from a2a.server.context import ServerCallContext
 from a2a.server.events import Event
 from a2a.server.request_handlers import DefaultRequestHandlerV2
 from a2a.types.a2a_pb2 import Message, SendMessageRequest, Task
-from a2a.utils.errors import InvalidParamsError
+from a2a.utils.errors import InternalError, InvalidParamsError
 from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 
 from smartctx.core.errors import SmartCtxError
+
+
+class ServerBusy(InternalError):
+    """Too many turns running and waiting: a quick, retryable refusal (``data.retryable``)."""
+
 
 MessageCheck = Callable[[str, dict[str, Any]], None]
 """Raises ``SmartCtxError`` when a message (text, metadata) must be rejected."""
@@ -39,11 +50,43 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
     """
 
     def __init__(
-        self, *args: Any, max_chars: int, extra_check: MessageCheck | None = None, **kwargs: Any
+        self,
+        *args: Any,
+        max_chars: int,
+        extra_check: MessageCheck | None = None,
+        max_running: int = 16,
+        max_waiting: int = 256,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self._max_chars = max_chars
         self._extra_check = extra_check
+        self._max_running = max_running
+        self._max_waiting = max_waiting
+        self._running = asyncio.Semaphore(max_running)
+        self._waiting = 0
+
+    @contextlib.asynccontextmanager
+    async def _admitted(self) -> AsyncIterator[None]:
+        """A turn's place: at most ``max_running`` run, at most ``max_waiting`` wait in arrival
+        order; beyond that the request fails at once with :class:`ServerBusy`."""
+        if self._running.locked() and self._waiting >= self._max_waiting:
+            raise ServerBusy(
+                message=(
+                    f"server busy: {self._max_running} turns running and {self._waiting} "
+                    "waiting; retry in a moment"
+                ),
+                data={"retryable": True, "retry_after_ms": 1000},
+            )
+        self._waiting += 1
+        try:
+            await self._running.acquire()
+        finally:
+            self._waiting -= 1
+        try:
+            yield
+        finally:
+            self._running.release()
 
     def check(self, params: SendMessageRequest, context: ServerCallContext) -> None:
         """Raise ``InvalidParamsError`` when the request must be rejected."""
@@ -75,12 +118,14 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> Message | Task:
         self.check(params, context)
-        result: Message | Task = await super().on_message_send(params, context)
+        async with self._admitted():
+            result: Message | Task = await super().on_message_send(params, context)
         return result
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event, None]:
         self.check(params, context)
-        async for event in super().on_message_send_stream(params, context):
-            yield event
+        async with self._admitted():
+            async for event in super().on_message_send_stream(params, context):
+                yield event
