@@ -107,22 +107,31 @@ class ServerProcess:
             self.process.wait(timeout)
 
 
-async def start_server(kind: str, database: str, workdir: Path) -> ServerProcess:
+async def start_server(
+    kind: str, database: str, workdir: Path, env: dict[str, str] | None = None
+) -> ServerProcess:
     """Start ``kind`` on a free port over ``database`` and wait until its card answers.
+
+    ``env`` adds to the environment (for example ``SMARTCTX_EMBEDDER``).
 
     Raises ``RuntimeError`` with the tail of the server's log when it exits or does not answer
     within :data:`START_TIMEOUT` seconds.
     """
     port = free_port()
     log = workdir / f"{kind}-{port}.log"
-    env = {**os.environ, **_ONE_THREAD, "SMARTCTX_DATA_DIR": str(workdir / f"data-{port}")}
+    environment = {
+        **os.environ,
+        **_ONE_THREAD,
+        "SMARTCTX_DATA_DIR": str(workdir / f"data-{port}"),
+        **(env or {}),
+    }
     with log.open("wb") as out:
         process = subprocess.Popen(
             server_command(kind, port, database),
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env=env,
+            env=environment,
             start_new_session=True,
         )
     server = ServerProcess(kind, f"http://127.0.0.1:{port}", process, log)

@@ -8,7 +8,9 @@
   the in-memory window is dropped, so the next request reloads the last saved state — a failed
   or rejected request never changes what is stored.
 - A cached window is revalidated against the stored version at the start of every session
-  (one indexed query), so several replicas can share a database.
+  (one indexed query), so several replicas can share a database; on PostgreSQL a session also
+  holds the context's advisory lock (:mod:`smartctx.store.context_lock`), so concurrent turns
+  on one context through two replicas run one after the other instead of conflicting.
 - Idle contexts leave memory after ``idle_timeout`` seconds (``sweep``, run periodically by the
   app); they are reloaded from the store on their next use.
 """
@@ -28,6 +30,7 @@ from smartctx.core.errors import Conflict, NotFound
 from smartctx.core.settings import Settings
 from smartctx.core.slots import Event, Slot, SlotKind
 from smartctx.service.windows import ContextOptions, WindowFactory, make_options
+from smartctx.store.context_lock import ContextLock
 from smartctx.store.context_log import ContextStore
 from smartctx.window import AddResult, ContextWindow
 
@@ -156,6 +159,7 @@ class ContextRegistry:
         idle_timeout: float | None = None,
     ) -> None:
         self.store = store
+        self._across = ContextLock(store.db)
         self.factory = factory
         self.settings = settings
         self.clock: Clock = clock or SystemClock()
@@ -282,7 +286,7 @@ class ContextRegistry:
         context raises ``NotFound``.
         """
         key = (owner, context_id)
-        async with self._lock(key):
+        async with self._lock(key), self._across(owner, context_id):
             live = self._live.get(key)
             if live is not None and await self.store.version(owner, context_id) != live.version:
                 self._live.pop(key, None)
