@@ -185,3 +185,26 @@ def profile(
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(result, indent=2), encoding="utf-8")
         console.print(f"wrote {json_path}")
+
+
+@bench_app.command("owner-index")
+def owner_index(
+    sizes: Annotated[str, typer.Option(help="items per owner")] = "1000,5000,10000,20000,50000",
+    limit_ms: Annotated[float, typer.Option(help="the latency limit of one query")] = 20.0,
+    docs: Annotated[
+        Path | None, typer.Option(help="rewrite the bench:owner-index section of this file")
+    ] = None,
+) -> None:
+    """How many memory items one owner's in-process search holds before a query passes 20 ms.
+
+    Example: smartctx bench owner-index --sizes 1000,10000,50000
+    """
+    from smartctx.bench.docs import write_section
+    from smartctx.bench.owner_index import markdown, run
+
+    result = run(_ints(sizes), limit_ms, progress=console.print)
+    text = markdown(result, f"smartctx bench owner-index --sizes {sizes}")
+    console.print(text)
+    if docs is not None:
+        write_section("owner-index", text, docs)
+        console.print(f"wrote {docs}")

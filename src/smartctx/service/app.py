@@ -50,6 +50,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy import delete
 from sqlalchemy.orm import DeclarativeBase
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from smartctx import __version__
 from smartctx.agents import ChatModel, ContextProvider, KnowledgeProvider, model_from_settings
@@ -321,6 +322,8 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
             if service.kb.db is not None:
                 await service.kb.load()
             await asyncio.to_thread(service.kb.prepare)
+        # numpy's own BLAS (vector search) gets the embedders' thread budget too.
+        threadpool_limits(limits=service.settings.embed_threads, user_api="blas")
         await asyncio.to_thread(warm_up, service)
     except BaseException as err:
         service.startup_error = err
