@@ -9,7 +9,18 @@ import numpy as np
 
 from smartctx.retrieval.bm25 import IncrementalBM25
 
-WORDS = "vpn laptop hotel leave badge printer password paris berlin desk".split()
+WORDS = [
+    "vpn",
+    "laptop",
+    "hotel",
+    "leave",
+    "badge",
+    "printer",
+    "password",
+    "paris",
+    "berlin",
+    "desk",
+]
 
 
 def _bm25s(docs: list[list[str]], query: list[str]) -> np.ndarray:
