@@ -114,3 +114,33 @@ def markdown(result: dict[str, Any], rows: int = 25) -> str:
     ]
     lines += [f"| `{r['function']}` | {r['ms_per_turn']} |" for r in result["top"][:rows]]
     return "\n".join(lines)
+
+
+def compare_markdown(before: dict[str, Any], after: dict[str, Any], rows: int = 20) -> str:
+    """The ``bench:profile`` section: top costs before and after, side by side."""
+    old = {r["function"]: r["ms_per_turn"] for r in before["top"]}
+    new = {r["function"]: r["ms_per_turn"] for r in after["top"]}
+    names = sorted(set(old) | set(new), key=lambda n: -max(old.get(n, 0.0), new.get(n, 0.0)))
+    lines = [
+        "## One served turn: top costs before and after",
+        "",
+        "Command: `smartctx bench profile --turns 20 --warmup 6 --json PATH` on the code before "
+        "issue 10's changes (commit b37fda5 with the profiler copied in) and after. pyinstrument "
+        "samples the event-loop thread: the rows are milliseconds per turn spent *on the loop* "
+        "in each function (inclusive); work moved to the worker pool no longer shows there. "
+        "The machine was shared with other jobs, so wall times are noisy; CPU and SQL counts "
+        "are steadier.",
+        "",
+        "| | before | after |",
+        "| --- | ---: | ---: |",
+        f"| wall ms per turn | {before['wall_ms_per_turn']} | {after['wall_ms_per_turn']} |",
+        f"| CPU ms per turn (all threads) | {before.get('cpu_ms_per_turn', '-')} "
+        f"| {after.get('cpu_ms_per_turn', '-')} |",
+        f"| SQL statements per turn | {before['sql_per_turn']} | {after['sql_per_turn']} |",
+        "",
+        "| function (package: name) | before ms/turn | after ms/turn |",
+        "| --- | ---: | ---: |",
+    ]
+    for name in names[:rows]:
+        lines.append(f"| `{name}` | {old.get(name, '-')} | {new.get(name, '-')} |")
+    return "\n".join(lines)

@@ -164,6 +164,12 @@ def profile(
         Path | None, typer.Option("--json", help="write the results as JSON")
     ] = None,
     tree: Annotated[bool, typer.Option(help="also print pyinstrument's call tree")] = False,
+    compare: Annotated[
+        Path | None, typer.Option(help="an earlier --json result to compare with (before)")
+    ] = None,
+    docs: Annotated[
+        Path | None, typer.Option(help="with --compare: rewrite the bench:profile section")
+    ] = None,
 ) -> None:
     """Profile served turns (pyinstrument, dev extra): a top-costs table of one turn of the
     offline defaults (SQLite, memory on), with SQL statements per turn.
@@ -175,7 +181,8 @@ def profile(
     except ImportError as err:
         console.print("[red]error:[/] pyinstrument is missing: pip install -e '.[dev]'")
         raise typer.Exit(2) from err
-    from smartctx.bench.turn_profile import markdown, run
+    from smartctx.bench.docs import write_section
+    from smartctx.bench.turn_profile import compare_markdown, markdown, run
 
     result = run(turns=turns, warmup=warmup, progress=console.print)
     console.print(markdown(result, rows))
@@ -185,6 +192,13 @@ def profile(
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(result, indent=2), encoding="utf-8")
         console.print(f"wrote {json_path}")
+    if compare is not None:
+        before = json.loads(compare.read_text(encoding="utf-8"))
+        text = compare_markdown(before, result, rows)
+        console.print(text)
+        if docs is not None:
+            write_section("profile", text, docs)
+            console.print(f"wrote {docs}")
 
 
 @bench_app.command("owner-index")
