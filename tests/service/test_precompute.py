@@ -76,3 +76,33 @@ def test_provider_slots_are_embedded_before_they_are_returned() -> None:
     assert similarity.threads[0].startswith("smartctx-embed")
     sim.embed(["VPN: install the client."])
     assert len(similarity.threads) == 1
+
+
+def test_archived_slots_are_indexed_and_the_next_victims_warmed() -> None:
+    from smartctx.core import get_counter
+    from smartctx.core.slots import Slot, SlotKind
+    from smartctx.retrieval.recall import HybridRecaller
+    from smartctx.window import ContextWindow
+
+    retrieval = _Threads()
+    ret = CachedEmbedder(retrieval)
+    window = ContextWindow(
+        120, counter=get_counter(), embedder=None, recaller=HybridRecaller(embedder=ret)
+    )
+    events = []
+    for i in range(20):
+        text = f"reply number {i} about the office desk"
+        events += window.add(Slot(SlotKind.AGENT, text)).events
+    gone = {"evicted", "summarized", "dropped"}
+    archived = {e.slot_id for e in events if e.kind.value in gone}
+    assert archived
+    pre = TurnPrecompute(None, ret)
+    asyncio.run(pre.archived(window, events))
+    pre.close(wait=True)
+    index = window.recaller.index  # type: ignore[union-attr]
+    assert archived <= set(index.ids)
+    calls = len(retrieval.threads)
+    oldest_active = min(window.active, key=lambda s: s.seq)
+    ret.embed([oldest_active.text])  # warmed: no new model call
+    assert len(retrieval.threads) == calls
+    assert all(name.startswith("smartctx-embed") for name in retrieval.threads)

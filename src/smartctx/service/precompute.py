@@ -25,6 +25,8 @@ from smartctx.core.embed_cache import CachedEmbedder
 from smartctx.core.slots import Event, EventKind, Slot
 from smartctx.window import ContextWindow
 
+NEXT_VICTIMS = 3
+"""Active slots per turn whose recall vectors are computed ahead (see ``_next_victims``)."""
 _ARCHIVING = frozenset({EventKind.DROPPED, EventKind.SUMMARIZED, EventKind.EVICTED})
 
 
@@ -77,15 +79,40 @@ class TurnPrecompute:
         """Index the slots this turn archived in the window's recaller (its passage embeddings),
         so the next turn's recall does not embed them on the loop. Call it while holding the
         context's lock: the recaller belongs to that one window."""
-        prepare = getattr(window.recaller, "prepare", None)
-        ids = [e.slot_id for e in events if e.kind in _ARCHIVING]
-        if prepare is None or not ids:
+        recaller = window.recaller
+        prepare = getattr(recaller, "prepare", None)
+        if prepare is None:
             return
-        slots = [window.get(i) for i in dict.fromkeys(ids)]
-        await asyncio.get_running_loop().run_in_executor(self._pool, prepare, slots)
+        ids = [e.slot_id for e in events if e.kind in _ARCHIVING]
+        if ids:
+            archived = [window.get(i) for i in dict.fromkeys(ids)]
+            await asyncio.get_running_loop().run_in_executor(self._pool, prepare, archived)
+        keys = self._next_victims(window)
+        if keys:
+            # Only fills the thread-safe cache: it need not hold the turn (or the lock) up.
+            self._pool.submit(self._warm, keys)
 
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    def _next_victims(self, window: ContextWindow) -> list[str]:
+        """Search keys of the active slots the funnel archives next (lowest priority, oldest
+        first), not yet in the recall index: warming the cache with them lets the next turn's
+        recall find their vectors when its own adds archive them."""
+        recaller = window.recaller
+        key = getattr(recaller, "key", None)
+        index = getattr(recaller, "index", None)
+        if key is None or index is None or self.retrieval is None:
+            return []
+        unpinned = [s for s in window.active if not s.pinned and s.id not in index]
+        unpinned.sort(key=lambda s: (s.effective_priority, s.seq))
+        return [str(key(s)) for s in unpinned[:NEXT_VICTIMS]]
+
+    def _warm(self, keys: list[str]) -> None:
+        for key in keys:
+            if self.retrieval is not None and key.strip():
+                self.retrieval.embed([key])
+
+    def close(self, *, wait: bool = False) -> None:
+        """Stop the pool; ``wait`` lets queued work finish first."""
+        self._pool.shutdown(wait=wait, cancel_futures=not wait)
 
 
 class PrecomputingProvider(ContextProvider):
