@@ -136,3 +136,19 @@ def test_report_writes_table_plot_and_json_shape(tmp_path: Path) -> None:
     assert image.read_bytes()[:4] == b"\x89PNG"
     keys = {"server", "store", "processes", "clients", "rps", "p50_ms", "p99_ms", "errors"}
     assert all(set(s) == keys for s in json.loads(json.dumps(result))["settings"])
+
+
+def test_owner_index_bench_reports_each_size() -> None:
+    from smartctx.bench.owner_index import markdown as owner_markdown
+    from smartctx.bench.owner_index import run as owner_run
+
+    result = owner_run(sizes=(50, 100), limit_ms=1e9)
+    assert [(r["items"], r["vectors"]) for r in result["rows"]] == [
+        (50, False),
+        (100, False),
+        (50, True),
+        (100, True),
+    ]
+    assert result["first_over_limit"] == {"lexical": None, "vectors": None}
+    assert "| 100 | yes |" in owner_markdown(result, "smartctx bench owner-index")
+    assert owner_run(sizes=(50,), limit_ms=0.0)["first_over_limit"]["lexical"] == 50

@@ -119,7 +119,18 @@ def run(
     limit_ms: float = 20.0,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Every size with and without vectors, plus the first size past ``limit_ms`` for each."""
+    """Every size with and without vectors, plus the first size past ``limit_ms`` for each.
+
+    numpy's BLAS runs with one thread, as in the server (``SMARTCTX_EMBED_THREADS``)."""
+    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _run(sizes, limit_ms, progress)
+
+
+def _run(
+    sizes: Sequence[int], limit_ms: float, progress: Callable[[str], None] | None
+) -> dict[str, Any]:
     rows = []
     for vectors in (False, True):
         for size in sizes:
@@ -143,7 +154,7 @@ def markdown(result: dict[str, Any], command: str) -> str:
         "",
         "Median ms of one query on one owner's index, unchanged and right after one new item "
         "(the turn path). Vectors: 384-d (multilingual-e5-small's size), random, so no model "
-        "time is included.",
+        "time is included; one BLAS thread, as in the server.",
         "",
         "| items | vectors | query ms | query after one add ms |",
         "| ---: | --- | ---: | ---: |",
