@@ -29,6 +29,11 @@ class Settings(BaseSettings):
     embed_threads: int = Field(
         1, ge=1, description="BLAS/OpenMP threads of one embedder call (turns embed a few texts)"
     )
+    embed_workers: int = Field(
+        0,
+        ge=0,
+        description="threads that embed a turn's texts ahead; 0 embeds on the loop (cached)",
+    )
 
     # storage
     data_dir: Path = Path(".smartctx")

@@ -198,7 +198,11 @@ def create_app(
         hooks=turn_hooks,
         history_formatter=history_formatter,
         owner_providers=owner_memory.providers if owner_memory is not None else None,
-        precompute=TurnPrecompute(similarity, retrieval) if embedder is None else None,
+        precompute=(
+            TurnPrecompute(similarity, retrieval, workers=settings.embed_workers)
+            if embedder is None and settings.embed_workers > 0
+            else None
+        ),
     )
     card = build_agent_card(base, hooks=turn_hooks)
     task_store = DatabaseTaskStore(db.engine)
