@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -37,6 +38,20 @@ class _Bars:
     def advance(self, steps: int = 1) -> None:
         if self.task is not None:
             self.progress.advance(self.task, steps)
+
+
+def _without_outputs(args: list[str]) -> list[str]:
+    """The command-line arguments without ``--json``/``--docs`` and their paths."""
+    out: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in ("--json", "--docs"):
+            skip = True
+        elif not arg.startswith(("--json=", "--docs=")):
+            out.append(arg)
+    return out
 
 
 def _ints(text: str) -> list[int]:
@@ -150,7 +165,7 @@ def serve(
         console.print(f"wrote {json_path}")
     if docs is not None:
         image = plot(result, docs.parent / "bench-serve.png")
-        command = "smartctx bench serve" + (" --quick" if quick else "")
+        command = " ".join(["smartctx", *_without_outputs(sys.argv[1:])])
         write_section("serve", markdown(result, command, image.name), docs)
         console.print(f"wrote {docs} and {image}")
 
