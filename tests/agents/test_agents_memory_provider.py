@@ -152,7 +152,9 @@ async def _contract(store: MemoryStore) -> None:
     assert [(i.id, i.text, i.provenance) for i in alice] == [("i1", "A", ("s",)), ("i2", "B", ())]
     assert [i.id for i in await store.since("alice", alice[0].seq)] == ["i2"]
     assert await store.count("alice") == 2
+    assert await store.state("alice") == (2, alice[1].seq)
     assert await store.clear("alice") == 2
+    assert await store.state("alice") == (0, 0)
     assert await store.since("alice", 0) == [] and await store.count("alice") == 0
     assert [i.text for i in await store.since("bob", 0)] == ["C"]
 

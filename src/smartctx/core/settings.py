@@ -29,6 +29,14 @@ class Settings(BaseSettings):
     recall_ratio: float = Field(0.3, ge=0.0, le=1.0)
     embedder: Literal["use", "e5", "hashing"] = "use"
     retrieval_embedder: Literal["use", "e5", "hashing"] = "e5"
+    embed_threads: int = Field(
+        1, ge=1, description="BLAS/OpenMP threads of one embedder call (turns embed a few texts)"
+    )
+    embed_workers: int = Field(
+        0,
+        ge=0,
+        description="threads that embed a turn's texts ahead; 0 embeds on the loop (cached)",
+    )
 
     # storage
     data_dir: Path = Path(".smartctx")
@@ -52,6 +60,10 @@ class Settings(BaseSettings):
     max_json_depth: int = Field(32, gt=0, description="deepest JSON nesting of a request body")
     max_live_contexts: int = Field(
         1000, gt=0, description="context windows held in memory; least recently used leave"
+    )
+    max_running_turns: int = Field(16, gt=0, description="A2A turns run at once; more wait")
+    max_waiting_turns: int = Field(
+        256, ge=0, description="turns waiting to run; beyond, a retryable 'server busy' error"
     )
     context_idle_timeout: float = Field(
         900.0, gt=0, description="seconds before an idle context leaves memory"

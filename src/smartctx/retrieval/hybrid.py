@@ -5,8 +5,8 @@
 - passages are embedded in batches with the embedder's ``embed``; the query with
   ``embed_queries`` when the embedder has it (retrieval-trained models such as e5), else ``embed``;
 - with no embedder the index is lexical only (BM25), which needs no model at all;
-- the BM25 index is rebuilt lazily on the first search after a change (bm25s indexes thousands of
-  short texts in milliseconds);
+- the BM25 index grows with each add (:mod:`smartctx.retrieval.bm25`, bm25s's Lucene scores):
+  a search after an add costs the query terms' postings, never a rebuild of the whole index;
 - fusion: ``score(d) = sum_i w_i / (rrf_k + rank_i(d))`` over the BM25 and the vector rankings,
   ranks counted from 1 among the documents that pass ``where`` (ties share their mean rank); a
   document absent from the BM25 list (no shared term) gets nothing from it;
@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +32,7 @@ from smartctx.core.embeddings import (
 )
 from smartctx.core.errors import InvalidInput
 from smartctx.retrieval.analysis import analyze
+from smartctx.retrieval.bm25 import IncrementalBM25
 
 QUERY_CACHE = 4096
 """How many query vectors an index remembers (oldest forgotten first)."""
@@ -50,35 +50,6 @@ class Hit:
     score: float
     text: str
     metadata: dict[str, Any] = field(default_factory=dict)
-
-
-class _Lexical:
-    """A bm25s index over token lists, rebuilt from scratch when asked."""
-
-    def __init__(self, k1: float, b: float) -> None:
-        self.k1 = k1
-        self.b = b
-        self._model: Any = None
-
-    def build(self, docs: Sequence[list[str]]) -> None:
-        import bm25s
-
-        # bm25s logs an info line per empty query and shows tqdm bars unless told not to.
-        logging.getLogger("bm25s").setLevel(logging.WARNING)
-        if not any(docs):  # no term at all: bm25s would divide by a zero average length
-            self._model = None
-            return
-        model = bm25s.BM25(k1=self.k1, b=self.b)
-        model.index([list(d) for d in docs], show_progress=False)
-        self._model = model
-
-    def scores(self, query_tokens: list[str], n: int) -> npt.NDArray[np.float32]:
-        if self._model is None or n == 0:
-            return np.zeros(n, dtype=np.float32)
-        known = [t for t in query_tokens if t in self._model.vocab_dict]
-        if not known:
-            return np.zeros(n, dtype=np.float32)
-        return np.asarray(self._model.get_scores(known), dtype=np.float32)
 
 
 def id_ranks(ids: Sequence[str]) -> npt.NDArray[np.int64]:
@@ -134,8 +105,7 @@ class HybridIndex:
         self._meta: list[dict[str, Any]] = []
         self._tokens: list[list[str]] = []
         self._vectors: Vector | None = None
-        self._lexical = _Lexical(k1, b)
-        self._dirty = False
+        self._lexical = IncrementalBM25(k1, b)
         self._id_rank: npt.NDArray[np.int64] | None = None
         self._query_cache: dict[str, Vector] = {}
 
@@ -192,14 +162,15 @@ class HybridIndex:
         self._ids.extend(ids)
         self._texts.extend(texts)
         self._meta.extend(metas)
-        self._tokens.extend(self.analyzer(t) for t in texts)
+        tokens = [self.analyzer(t) for t in texts]
+        self._tokens.extend(tokens)
+        self._lexical.add(tokens)
         for offset, doc_id in enumerate(ids):
             self._pos[doc_id] = len(self._ids) - len(ids) + offset
         if new_vectors is not None:
             self._vectors = (
                 new_vectors if self._vectors is None else np.vstack([self._vectors, new_vectors])
             )
-        self._dirty = True
         self._id_rank = None
 
     def _vectors_for(self, texts: list[str], given: npt.NDArray[Any] | None) -> Vector | None:
@@ -226,10 +197,10 @@ class HybridIndex:
         self._texts = [self._texts[p] for p in keep]
         self._meta = [self._meta[p] for p in keep]
         self._tokens = [self._tokens[p] for p in keep]
+        self._lexical.keep(keep)
         if self._vectors is not None:
             self._vectors = self._vectors[keep]
         self._pos = {doc_id: p for p, doc_id in enumerate(self._ids)}
-        self._dirty = True
         self._id_rank = None
 
     def id_rank(self) -> npt.NDArray[np.int64]:
@@ -240,10 +211,7 @@ class HybridIndex:
 
     def lexical_scores(self, query: str) -> npt.NDArray[np.float32]:
         """BM25 score of every document (storage order) for ``query``."""
-        if self._dirty:
-            self._lexical.build(self._tokens)
-            self._dirty = False
-        return self._lexical.scores(self.analyzer(query), len(self._ids))
+        return self._lexical.scores(self.analyzer(query))
 
     def _embed_queries(self, queries: Sequence[str]) -> Vector:
         if self.embedder is None:

@@ -3,8 +3,9 @@ and the memory API on one FastAPI app, over one database.
 
 ``create_app(settings, base_url=...)`` builds everything without I/O; the ASGI lifespan
 migrates the database (every Alembic head, plus the a2a-sdk task table ``a2a_tasks``), loads
-the knowledge base, starts the idle-context sweeper, and on shutdown closes live event streams,
-drains running A2A tasks and disposes of the database engine.
+the knowledge base, loads the models a turn uses (:func:`warm_up`), starts the idle-context
+sweeper, and on shutdown closes live event streams, drains running A2A tasks and disposes of the
+database engine.
 
 Cross-thread memory (``memory``, on by default unless ``providers`` is given explicitly, so a
 caller that configures its own agent — the simulation's bare defender — keeps exactly that):
@@ -56,11 +57,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy import delete
 from sqlalchemy.orm import DeclarativeBase
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from smartctx import __version__
 from smartctx.agents import ChatModel, ContextProvider, model_from_settings
 from smartctx.core.clock import Clock, SystemClock
-from smartctx.core.embeddings import Embedder, get_embedder
+from smartctx.core.embed_cache import CachedEmbedder
+from smartctx.core.embeddings import Embedder, embed_queries, get_embedder
 from smartctx.core.errors import InvalidInput, SmartCtxError
 from smartctx.core.settings import Settings
 from smartctx.core.tokens import TokenCounter, get_counter
@@ -95,6 +98,7 @@ from smartctx.service.owner import OwnerContextBuilder
 from smartctx.service.owner_memory import OwnerMemory
 from smartctx.service.personal_api import build_personal_memory, personal_router
 from smartctx.service.personal_hook import create_hook
+from smartctx.service.precompute import TurnPrecompute
 from smartctx.service.windows import WindowFactory, options_from_metadata
 from smartctx.store.context_log import ContextStore
 from smartctx.store.db import Database
@@ -120,6 +124,7 @@ class ServiceApp:
     memories: MemoryService | None = None
     knowledge: ScopedKnowledge | None = None
     metrics: ServiceMetrics | None = None
+    recall_embedder: Embedder | None = None
     startup_error: BaseException | None = None
     ready: bool = False
     _started: list[Callable[[], None]] = field(default_factory=list)
@@ -188,17 +193,23 @@ def create_app(
     db = database or Database(settings.resolved_database_url())
     with_memory = providers is None if memory is None else memory
     recaller: Callable[[], HybridRecaller] | None = None
+    recall_embedder: Embedder | None = None
+    # Default models are wrapped in caches that a worker pool fills ahead of each turn.
+    similarity = CachedEmbedder(get_embedder(settings.embedder)) if embedder is None else None
+    retrieval = (
+        CachedEmbedder(get_embedder(settings.retrieval_embedder)) if embedder is None else None
+    )
     if with_memory and settings.recall_ratio > 0:
-        recall_name = settings.retrieval_embedder
+        recall_embedder = embedder if embedder is not None else retrieval
+        chosen = recall_embedder
 
         def recaller() -> HybridRecaller:
-            chosen = embedder if embedder is not None else get_embedder(recall_name)
             return HybridRecaller(embedder=chosen)
 
     factory = WindowFactory(
         settings,
         counter=counter or get_counter(settings.token_encoding),
-        embedder=embedder if embedder is not None else get_embedder(settings.embedder),
+        embedder=embedder if embedder is not None else similarity,
         recaller=recaller,
     )
     registry = ContextRegistry(ContextStore(db, clock=clock), factory, settings, clock=clock)
@@ -210,7 +221,9 @@ def create_app(
     retrieval_name = settings.retrieval_embedder
 
     def retrieval_embedder() -> Embedder:
-        return embedder if embedder is not None else get_embedder(retrieval_name)
+        if embedder is not None:
+            return embedder
+        return retrieval if retrieval is not None else get_embedder(retrieval_name)
 
     memories = MemoryService(
         db,
@@ -220,7 +233,7 @@ def create_app(
     )
     scoped: ScopedKnowledge | None = None
     if providers is None:
-        kb = kb or KnowledgeBase.builtin(db=db, owner=ORG_SCOPE)
+        kb = kb or KnowledgeBase.builtin(db=db, owner=ORG_SCOPE, embedder=retrieval)
         scoped = ScopedKnowledge(kb, db=db)  # organisation-wide base + each owner's documents
         k = settings.kb_top_k
         providers = [ScopedKnowledgeProvider(scoped, k=k)] if k else []
@@ -235,6 +248,11 @@ def create_app(
         owner_providers=owner_memory.providers if owner_memory is not None else None,
         metrics=metrics,
         tracer=make_tracer(settings.trace_exporter, tracer_provider),
+        precompute=(
+            TurnPrecompute(similarity, retrieval, workers=settings.embed_workers)
+            if embedder is None and settings.embed_workers > 0
+            else None
+        ),
     )
     card = build_agent_card(base, hooks=turn_hooks, auth_required=auth_required(settings))
     task_store = DatabaseTaskStore(db.engine)
@@ -244,6 +262,8 @@ def create_app(
         task_store,
         card,
         max_chars=settings.max_message_chars,
+        max_running=settings.max_running_turns,
+        max_waiting=settings.max_waiting_turns,
         extra_check=lambda _text, meta: _check_options(settings, meta),
         deliveries=DeliveryLog(db, clock=clock),
         validate_input_modes=True,
@@ -269,6 +289,7 @@ def create_app(
         memories=memories,
         knowledge=scoped,
         metrics=metrics,
+        recall_embedder=recall_embedder,
         _own_db=database is None,
     )
     holder.append(service)
@@ -352,6 +373,17 @@ def _install_error_handlers(api: FastAPI) -> None:
         )
 
 
+def warm_up(service: ServiceApp) -> None:
+    """Load the models a turn uses (token counter, similarity and recall embedders) before the
+    first request, on a worker thread: the first turn then costs what every turn costs."""
+    factory = service.registry.factory
+    factory.counter.count("warm up")
+    if factory.embedder is not None:
+        factory.embedder.embed(["warm up"])
+    if service.recall_embedder is not None:
+        embed_queries(service.recall_embedder, ["warm up"])
+
+
 async def _sweeper(service: ServiceApp) -> None:
     while True:
         await asyncio.sleep(service.settings.cleanup_interval)
@@ -379,10 +411,9 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
             if service.kb.db is not None:
                 await service.kb.load()
             await asyncio.to_thread(service.kb.prepare)
-        embedder = service.registry.factory.embedder
-        if embedder is not None:
-            # Loaded before readiness, so /readyz means the models are in memory.
-            await asyncio.to_thread(embedder.embed, ["ready"])
+        # numpy's own BLAS (vector search) gets the embedders' thread budget too.
+        threadpool_limits(limits=service.settings.embed_threads, user_api="blas")
+        await asyncio.to_thread(warm_up, service)
     except BaseException as err:
         service.startup_error = err
         raise
@@ -399,5 +430,7 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
             await sweeper
         service.registry.close_streams()
         await service.handler.aclose()
+        if service.executor.precompute is not None:
+            service.executor.precompute.close()
         if service._own_db:
             await service.db.close()

@@ -8,7 +8,9 @@
   the in-memory window is dropped, so the next request reloads the last saved state — a failed
   or rejected request never changes what is stored.
 - A cached window is revalidated against the stored version at the start of every session
-  (one indexed query), so several replicas can share a database.
+  (one indexed query), so several replicas can share a database; on PostgreSQL a session also
+  holds the context's advisory lock (:mod:`smartctx.store.context_lock`), so concurrent turns
+  on one context through two replicas run one after the other instead of conflicting.
 - Idle contexts leave memory after ``idle_timeout`` seconds (``sweep``, run periodically by the
   app); they are reloaded from the store on their next use.
 - At most ``settings.max_live_contexts`` windows stay in memory: past that the least recently
@@ -28,8 +30,9 @@ from typing import Any
 from smartctx.core.clock import Clock, SystemClock
 from smartctx.core.errors import Conflict, NotFound
 from smartctx.core.settings import Settings
-from smartctx.core.slots import Event, Slot
+from smartctx.core.slots import Event, Slot, SlotKind
 from smartctx.service.windows import ContextOptions, WindowFactory, make_options
+from smartctx.store.context_lock import ContextLock
 from smartctx.store.context_log import ContextStore
 from smartctx.window import AddResult, ContextWindow, Prompt
 
@@ -81,6 +84,10 @@ class LiveContext:
     keep_recent: int = 4
     last_prompt: Prompt | None = None
     """What the model was sent at the last turn served from this process (not persisted)."""
+    history: list[Any] | None = None
+    """The agent messages of the last turns and ``turns``, the number of user turns so far: kept
+    by the executor across turns, so a turn never re-reads the whole log (built once per load)."""
+    turns: int = 0
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -105,6 +112,8 @@ class LiveContext:
         return self.window.assemble(query).to_dict() | {"context_id": self.context_id}
 
     def add(self, slot: Slot) -> AddResult:
+        if slot.kind in (SlotKind.USER, SlotKind.AGENT):
+            self.history = None  # a message added outside a turn: rebuild the history once
         return self.window.add(slot)
 
 
@@ -155,6 +164,7 @@ class ContextRegistry:
         idle_timeout: float | None = None,
     ) -> None:
         self.store = store
+        self._across = ContextLock(store.db)
         self.factory = factory
         self.settings = settings
         self.clock: Clock = clock or SystemClock()
@@ -283,7 +293,7 @@ class ContextRegistry:
         context raises ``NotFound``.
         """
         key = (owner, context_id)
-        async with self._lock(key):
+        async with self._lock(key), self._across(owner, context_id):
             live = self._live.get(key)
             if live is not None and await self.store.version(owner, context_id) != live.version:
                 self._live.pop(key, None)
@@ -296,7 +306,7 @@ class ContextRegistry:
                         f"no context {context_id!r} for owner {owner!r}", context_id=context_id
                     )
                 live = self._new(owner, context_id, create)
-            start = len(live.window.events)
+            start = live.window.version
             try:
                 yield live
                 await self._save(live)
@@ -306,7 +316,7 @@ class ContextRegistry:
             live.last_used = self.clock.now()
             self._live[key] = live
             self._touch(key)
-            self._publish(live, live.window.events[start:])
+            self._publish(live, live.window.events_since(start))
 
     def _touch(self, key: Key) -> None:
         """Mark ``key`` most recently used, then let the least recently used windows past

@@ -12,6 +12,8 @@ For a message in context ``(owner, contextId)`` the executor, holding the contex
    long-term memory recalled across the owner's contexts, confirmed profile) add their slots,
    the prompt is assembled (recalling archived slots of the thread when the window has a
    recaller), the chat model answers, the reply enters, the funnel runs;
+   The user text's and the reply's embeddings are computed ahead on a worker pool
+   (``precompute``, :mod:`smartctx.service.precompute`), so the window finds them cached;
 4. persists the window (one transaction), then runs ``after_turn`` hooks;
 5. answers with an artifact whose text is the reply (detected secrets redacted, also those
    the reply repeats from the user's message) and whose metadata holds
@@ -41,6 +43,7 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import Part
 
 from smartctx.agents import Agent, ChatModel, ContextProvider, Message, Thread
+from smartctx.agents.agent import HISTORY_FOR_PROVIDERS
 from smartctx.agents.models import ChatMessages, StreamingChatModel, TokenSink
 from smartctx.core.errors import SmartCtxError
 from smartctx.core.settings import Settings
@@ -56,6 +59,7 @@ from smartctx.service.contexts import (
 from smartctx.service.handler import message_metadata
 from smartctx.service.hooks import TurnContext, TurnHook
 from smartctx.service.owner import owner_of
+from smartctx.service.precompute import PrecomputingProvider, TurnPrecompute
 from smartctx.service.windows import options_from_metadata
 from smartctx.service.wire import METADATA_KEY, camel_keys
 
@@ -76,12 +80,17 @@ class _TurnModel:
     """The server's model for one turn: applies the planner input and the history formatter."""
 
     def __init__(
-        self, inner: ChatModel, planner_input: str | None, formatter: HistoryFormatter | None
+        self,
+        inner: ChatModel,
+        planner_input: str | None,
+        formatter: HistoryFormatter | None,
+        precompute: TurnPrecompute | None = None,
     ) -> None:
         self.inner = inner
         self.name = inner.name
         self.planner_input = planner_input
         self.formatter = formatter
+        self.precompute = precompute
 
     def _prepare(self, messages: ChatMessages) -> ChatMessages:
         out = [dict(m) for m in messages]
@@ -97,7 +106,10 @@ class _TurnModel:
         # agent slot and the stored pair all get the redacted text.
         prepared = self._prepare(messages)
         reply = await self.inner.complete(prepared, temperature=temperature)
-        return redact_echoes(reply, _asked(prepared))
+        reply = redact_echoes(reply, _asked(prepared))
+        if self.precompute is not None:
+            await self.precompute.reply(reply)
+        return reply
 
     async def stream(
         self, messages: ChatMessages, *, temperature: float | None = None
@@ -117,6 +129,10 @@ def _asked(messages: ChatMessages) -> str:
     return next((str(m["content"]) for m in reversed(messages) if m["role"] == "user"), "")
 
 
+HISTORY_KEPT = 2 * HISTORY_FOR_PROVIDERS
+"""Messages of a live context kept between turns (providers see the last few)."""
+
+
 def history_of(live: LiveContext) -> list[Message]:
     """The conversation so far as agent messages (from the stored log, oldest first)."""
     out: list[Message] = []
@@ -126,6 +142,24 @@ def history_of(live: LiveContext) -> list[Message]:
         elif slot.kind is SlotKind.AGENT:
             out.append(Message("assistant", slot.text, {"slot_id": slot.id}))
     return out
+
+
+def thread_of(live: LiveContext, context_id: str, owner: str) -> Thread:
+    """The agent thread of a live context: the whole log is read once per load of the context,
+    then only the last :data:`HISTORY_KEPT` messages and the turn count are carried over."""
+    if live.history is None:
+        history = history_of(live)
+        live.turns = sum(1 for m in history if m.role == "user")
+        live.history = history[-HISTORY_KEPT:]
+    thread = Thread(live.window, id=context_id, owner=owner, history=live.history)
+    thread.turns = live.turns
+    return thread
+
+
+def keep_thread(live: LiveContext, thread: Thread) -> None:
+    """Carry the thread's last messages and turn count to the next turn of ``live``."""
+    live.history = thread.messages[-HISTORY_KEPT:]
+    live.turns = thread.turns
 
 
 class SmartctxExecutor(AgentExecutor):
@@ -142,6 +176,7 @@ class SmartctxExecutor(AgentExecutor):
         history_formatter: HistoryFormatter | None = None,
         owner_providers: OwnerProviders | None = None,
         owner_presets: frozenset[str] = OWNER_PRESETS,
+        precompute: TurnPrecompute | None = None,
     ) -> None:
         self.registry = registry
         self.settings = settings
@@ -151,6 +186,7 @@ class SmartctxExecutor(AgentExecutor):
         self.history_formatter = history_formatter
         self.owner_providers = owner_providers
         self.owner_presets = owner_presets
+        self.precompute = precompute
 
     def providers_for(self, owner: str, preset: str) -> list[ContextProvider]:
         """The providers of a turn of ``owner`` in a context of ``preset``."""
@@ -217,6 +253,8 @@ class SmartctxExecutor(AgentExecutor):
         options = options_from_metadata(self.settings, metadata)
         create = options or self.registry.options()
         turn = TurnContext(owner, context_id, text, dict(metadata))
+        if self.precompute is not None:
+            await self.precompute.user_text(text)
         for hook in self.hooks:
             await hook.before_turn(turn)
         async with self.registry.session(owner, context_id, create=create) as live:
@@ -226,15 +264,21 @@ class SmartctxExecutor(AgentExecutor):
             # The planner input restates the hook's memory for the model; without memory
             # slots it would only repeat the utterance, so it is left out.
             planner = turn.planner_input if turn.slots else None
+            providers = self.providers_for(owner, live.preset)
+            if self.precompute is not None:
+                providers = [PrecomputingProvider(p, self.precompute) for p in providers]
             agent = Agent(
-                _TurnModel(self.model, planner, self.history_formatter),
-                self.providers_for(owner, live.preset),
+                _TurnModel(self.model, planner, self.history_formatter, self.precompute),
+                providers,
             )
-            thread = Thread(live.window, id=context_id, owner=owner, history=history_of(live))
+            thread = thread_of(live, context_id, owner)
             sink = on_token if isinstance(self.model, StreamingChatModel) else None
             result = await agent.run(Message("user", text, {"owner": owner}), thread, on_token=sink)
+            keep_thread(live, thread)
             events += result.events
             live.last_prompt = result.prompt
+            if self.precompute is not None:
+                await self.precompute.archived(live.window, result.events)
         turn.reply = result.reply
         extra: dict[str, Any] = {}
         for hook in self.hooks:

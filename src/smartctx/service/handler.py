@@ -12,12 +12,20 @@ With a :class:`~smartctx.service.delivery.DeliveryLog`, a message is applied onc
 
 Any failure that is not an A2A error reaches the client as a bare internal error (``-32603``,
 HTTP 500) saying only that the server logged the details: never SQL, a stack or a path.
+
+``smartctx`` options in the message metadata.
+
+Overload: at most ``max_running`` turns run at once and at most ``max_waiting`` wait (in arrival
+order); a request beyond that is refused at once with a retryable ``ServerBusy`` error (JSON-RPC
+internal-error code, ``data: {"retryable": true, "retry_after_ms": ...}``), never left to time out.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from a2a.helpers.proto_helpers import get_message_text
@@ -45,6 +53,11 @@ from smartctx.service.delivery import DeliveryLog
 logger = logging.getLogger(__name__)
 INTERNAL = "internal error: the server logged the details; try again later"
 
+
+class ServerBusy(InternalError):
+    """Too many turns running and waiting: a quick, retryable refusal (``data.retryable``)."""
+
+
 MessageCheck = Callable[[str, dict[str, Any]], None]
 """Raises ``SmartCtxError`` when a message (text, metadata) must be rejected."""
 
@@ -67,12 +80,40 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
         max_chars: int,
         extra_check: MessageCheck | None = None,
         deliveries: DeliveryLog | None = None,
+        max_running: int = 16,
+        max_waiting: int = 256,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self._max_chars = max_chars
         self._extra_check = extra_check
         self._deliveries = deliveries
+        self._max_running = max_running
+        self._max_waiting = max_waiting
+        self._running = asyncio.Semaphore(max_running)
+        self._waiting = 0
+
+    @contextlib.asynccontextmanager
+    async def _admitted(self) -> AsyncIterator[None]:
+        """A turn's place: at most ``max_running`` run, at most ``max_waiting`` wait in arrival
+        order; beyond that the request fails at once with :class:`ServerBusy`."""
+        if self._running.locked() and self._waiting >= self._max_waiting:
+            raise ServerBusy(
+                message=(
+                    f"server busy: {self._max_running} turns running and {self._waiting} "
+                    "waiting; retry in a moment"
+                ),
+                data={"retryable": True, "retry_after_ms": 1000},
+            )
+        self._waiting += 1
+        try:
+            await self._running.acquire()
+        finally:
+            self._waiting -= 1
+        try:
+            yield
+        finally:
+            self._running.release()
 
     def check(self, params: SendMessageRequest, context: ServerCallContext) -> None:
         """Raise ``InvalidParamsError`` when the request must be rejected."""
@@ -107,14 +148,18 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
         self.check(params, context)
         key = self._key(params, context)
         if key is None or self._deliveries is None:
-            sent: Message | Task = await _guarded(super().on_message_send(params, context))
+            async with self._admitted():
+                sent: Message | Task = await _guarded(super().on_message_send(params, context))
             return sent
         try:
             async with self._deliveries.lock(*key):
                 earlier = await self._earlier(key, context)
                 if earlier is not None:
                     return earlier
-                result: Message | Task = await _guarded(super().on_message_send(params, context))
+                async with self._admitted():
+                    result: Message | Task = await _guarded(
+                        super().on_message_send(params, context)
+                    )
                 return result
         finally:
             self._deliveries.release(*key)
@@ -159,8 +204,9 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event, None]:
         try:
-            async for event in super().on_message_send_stream(params, context):
-                yield event
+            async with self._admitted():
+                async for event in super().on_message_send_stream(params, context):
+                    yield event
         except (A2AError, SmartCtxError):
             raise
         except Exception as err:

@@ -73,7 +73,9 @@ class Database:
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
         if self.is_sqlite and parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        self.engine: AsyncEngine = create_async_engine(url, echo=echo)
+        # Each running turn may hold one connection for its context lock (context_lock.py).
+        pool: dict[str, Any] = {} if self.is_sqlite else {"pool_size": 10, "max_overflow": 40}
+        self.engine: AsyncEngine = create_async_engine(url, echo=echo, **pool)
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             event.listen(self.engine.sync_engine, "begin", _begin_immediate)

@@ -70,10 +70,13 @@ class Probe:
 
 
 class _Ring:
-    """The last ``capacity`` embeddings of one group, with their slot ids and probes."""
+    """The last ``capacity`` embeddings of one group, with their slot ids and probes.
+
+    The vector matrix starts small and doubles up to ``capacity`` rows as the group fills, so a
+    short conversation does not hold ``capacity`` rows per group (512 KB each for USE)."""
 
     def __init__(self, capacity: int, dim: int) -> None:
-        self.vectors = np.zeros((capacity, dim), dtype=np.float32)
+        self.vectors = np.zeros((min(capacity, 8), dim), dtype=np.float32)
         self.ids: list[str | None] = [None] * capacity
         self.probes: list[Probe | None] = [None] * capacity
         self.next = 0
@@ -81,6 +84,10 @@ class _Ring:
     def put(self, slot_id: str, probe: Probe) -> tuple[int, str | None]:
         row = self.next
         evicted = self.ids[row]
+        if row >= len(self.vectors):
+            grown = np.zeros((min(len(self.ids), 2 * len(self.vectors)), self.vectors.shape[1]))
+            grown[: len(self.vectors)] = self.vectors
+            self.vectors = grown.astype(np.float32)
         self.vectors[row] = probe.vector
         self.ids[row] = slot_id
         self.probes[row] = probe

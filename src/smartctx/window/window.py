@@ -165,6 +165,11 @@ class ContextWindow:
         """Every event so far, in ``seq`` order (treat as read-only)."""
         return list(self._state.events)
 
+    def events_since(self, start: int) -> list[Event]:
+        """The events after the first ``start`` (``start`` from :attr:`version`); costs only
+        the events returned, not the history."""
+        return self._state.events[start:]
+
     @property
     def active(self) -> list[Slot]:
         """Copies of the active slots, in ``seq`` order."""
