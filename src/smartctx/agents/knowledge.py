@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from smartctx.agents.facts import extract_facts
-from smartctx.agents.text import is_question, split_sentences
+from smartctx.agents.text import is_question, split_units
 from smartctx.retrieval.analysis import analyze
 from smartctx.window.summarizer import SUMMARY_PREFIX
 
@@ -95,7 +95,7 @@ def extract_knowledge(messages: Sequence[dict[str, str]]) -> list[Sentence]:
         body = _EXCHANGE.sub(lambda m: m.group("user") + " ", body)
         context = frozenset(analyze(body))
         personal = _personal_source(source)
-        for raw in split_sentences(body):
+        for raw in split_units(body):
             sentence = _ACK.sub("", raw) if source == "summary" else raw
             if is_question(sentence) or (statements_only and _INSTRUCTION.match(sentence)):
                 continue
