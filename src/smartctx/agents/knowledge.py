@@ -13,6 +13,8 @@ system slots and summaries. :func:`extract_knowledge` turns that back into score
 - earlier user messages of the conversation: the facts the user stated about themselves
   (:func:`~smartctx.agents.facts.extract_facts`), cited as ``conversation``; the last user
   message is the query and is never its own answer;
+- remembered items (``mem:``, ``pair:``) count only for the facts the user stated in them (a
+  remembered complaint or request answers nothing);
 - tool logs and assistant messages are never knowledge (the model would quote itself);
 - prompt scaffolding ("Current request (required ...", "Memory context (...") and raw JSON are
   never knowledge.
@@ -147,10 +149,13 @@ def extract_knowledge(messages: Sequence[dict[str, str]]) -> list[Sentence]:
         body = _EXCHANGE.sub(lambda m: m.group("user") + " ", body)
         context = frozenset(analyze(body))
         personal = _personal_source(source)
+        remembered = source.startswith(("mem:", "pair:"))
         for raw in split_units(body):
             sentence = _ACK.sub("", raw) if source == "summary" else raw
             if is_question(sentence) or (statements_only and _INSTRUCTION.match(sentence)):
                 continue
+            if remembered and not extract_facts(sentence):
+                continue  # a remembered complaint ("my VPN drops") answers nothing
             tokens = frozenset(analyze(sentence))
             if tokens:
                 out.append(Sentence(sentence, source, tokens, context, len(out), personal))

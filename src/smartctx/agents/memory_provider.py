@@ -13,12 +13,15 @@ from typing import Any
 from smartctx.agents.facts import extract_facts
 from smartctx.agents.memory_store import InMemoryMemoryStore, MemoryItem, MemoryStore
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
+from smartctx.agents.relevance import RelevanceGate
 from smartctx.agents.rules import compact
 from smartctx.agents.text import is_question
 from smartctx.core import Embedder, InvalidInput, Slot, SlotKind
 from smartctx.retrieval.analysis import analyze
 from smartctx.retrieval.hybrid import HybridIndex
 
+RECALL_PRIORITY = 6.0
+"""Priority of recalled memory slots: below the turn's ``rag_doc`` evidence (7)."""
 MIN_TURN_TERMS = 3
 """Content terms (after stop words) a user statement needs to be remembered as a turn."""
 
@@ -43,7 +46,11 @@ class LongTermMemoryProvider(ContextProvider):
     Recalling (``get_relevant_context``): the last user message is searched in the owner's items
     with a :class:`~smartctx.retrieval.hybrid.HybridIndex` (BM25, plus vectors when the index
     has an embedder); a hit is *relevant* when it shares at least ``min_overlap`` of the query's
-    analysed words, or, with an embedder, its cosine similarity reaches ``min_similarity``. Items
+    analysed words, or, with an embedder, its cosine similarity reaches ``min_similarity``; with
+    a ``gate`` (:class:`~smartctx.agents.relevance.RelevanceGate`, what the service uses) the
+    gate's calibrated hybrid score decides instead, junk rows are skipped and the slots enter at
+    :data:`RECALL_PRIORITY`, below the turn's knowledge documents. Chit-chat, scaffolding and
+    errors are never stored. Items
     said in the asking thread are skipped (they are in that thread's window already). At most
     ``k`` ``memory`` slots are returned, facts before turns when both carry the same words, each
     with source id ``mem:<item id>`` and the provenance of the slots it came from; ``None`` when
@@ -67,6 +74,7 @@ class LongTermMemoryProvider(ContextProvider):
         k: int = 3,
         min_overlap: float = 0.5,
         min_similarity: float = 0.8,
+        gate: RelevanceGate | None = None,
     ) -> None:
         if not owner:
             raise InvalidInput("LongTermMemoryProvider needs a non-empty owner")
@@ -78,6 +86,7 @@ class LongTermMemoryProvider(ContextProvider):
         self.k = k
         self.min_overlap = min_overlap
         self.min_similarity = min_similarity
+        self.gate = gate
         self._seen = 0
         self._items: dict[str, MemoryItem] = {}
         self._lock = asyncio.Lock()
@@ -119,9 +128,10 @@ class LongTermMemoryProvider(ContextProvider):
     ) -> list[MemoryItem]:
         """Stores the facts and the statement of one user ``text``; returns the new items."""
         from smartctx.memory.privacy import redact  # imported on use: the memory tier is heavy
+        from smartctx.memory.quality import is_chit_chat, is_junk_text
 
         clean = redact(text).strip()
-        if not clean:
+        if not clean or is_chit_chat(clean) or is_junk_text(clean):
             return []
         candidates: list[tuple[str, str]] = [("fact", f) for f in extract_facts(clean)]
         facts = {compact(f) for _, f in candidates}
@@ -179,6 +189,8 @@ class LongTermMemoryProvider(ContextProvider):
             )
 
         hits = self.index.search(query, k=self.k * 4, where=visible)
+        if self.gate is not None:
+            return await self._gated(query, [h.id for h in hits])
         cosines: dict[str, float] = {}
         if hits and self.index.embedder is not None:
             scores = self.index.vector_scores(query)
@@ -194,6 +206,17 @@ class LongTermMemoryProvider(ContextProvider):
         out.sort(key=lambda pair: (-pair[1], pair[0].kind != "fact", pair[0].seq))
         return out[: self.k]
 
+    async def _gated(self, query: str, ids: list[str]) -> list[tuple[MemoryItem, float]]:
+        """The hits the relevance gate keeps (junk rows of older versions never come back)."""
+        from smartctx.memory.quality import is_junk_text
+
+        gate = self.gate
+        items = [self._items[i] for i in ids if not is_junk_text(self._items[i].text)]
+        if gate is None or not items:
+            return []
+        chosen = await asyncio.to_thread(gate.select, query, items, lambda i: i.text)
+        return chosen[: self.k]
+
     async def get_relevant_context(self, messages: list[Message]) -> ProvidedContext | None:
         query = next((m for m in reversed(messages) if m.role == "user"), None)
         if query is None:
@@ -207,6 +230,7 @@ class LongTermMemoryProvider(ContextProvider):
                 SlotKind.MEMORY,
                 item.text,
                 source_id=f"mem:{item.id}",
+                priority=RECALL_PRIORITY if self.gate is not None else None,
                 provenance=item.provenance,
                 metadata={
                     "memory_id": item.id,

@@ -52,6 +52,7 @@ from sqlalchemy.orm import DeclarativeBase
 
 from smartctx import __version__
 from smartctx.agents import ChatModel, ContextProvider, KnowledgeProvider, model_from_settings
+from smartctx.agents.relevance import RelevanceGate
 from smartctx.core.clock import Clock, SystemClock
 from smartctx.core.embeddings import Embedder, get_embedder
 from smartctx.core.errors import InvalidInput, SmartCtxError
@@ -132,7 +133,22 @@ def _personal_parts(
 ) -> tuple[PersonalMemory, list[TurnHook], APIRouter]:
     """The personal memory (forget wired to the other stores), its turn hook and its router."""
     memory = build_personal_memory(db, settings=settings, clock=clock)
-    return memory, [create_hook(memory)], personal_router(memory)
+    hook = create_hook(
+        memory,
+        gate=_relevance_gate(settings),
+        counter=get_counter(settings.token_encoding),
+        allowance=int(settings.budget * MEMORY_SHARE),
+    )
+    return memory, [hook], personal_router(memory)
+
+
+MEMORY_SHARE = 0.1
+"""Share of a context's budget that the personal-memory hook may fill with recalled memory."""
+
+
+def _relevance_gate(settings: Settings) -> RelevanceGate:
+    """The gate recalled memory must pass (the similarity embedder, loaded on first use)."""
+    return RelevanceGate(get_embedder(settings.embedder))
 
 
 def create_app(
@@ -174,7 +190,9 @@ def create_app(
     personal, personal_hooks, personal_routes = (
         _personal_parts(db, settings, clock) if hooks is None else (None, [], None)
     )
-    owner_memory = OwnerMemory(db, personal=personal) if with_memory else None
+    owner_memory = (
+        OwnerMemory(db, personal=personal, gate=_relevance_gate(settings)) if with_memory else None
+    )
     turn_hooks = list(hooks) if hooks is not None else personal_hooks
     if providers is None:
         kb = kb or KnowledgeBase.builtin(db=db)
