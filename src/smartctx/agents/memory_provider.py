@@ -8,9 +8,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
-from smartctx.agents.facts import extract_facts
+from smartctx.agents.facts import extract_facts, fact_attribute
 from smartctx.agents.memory_store import InMemoryMemoryStore, MemoryItem, MemoryStore
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
 from smartctx.agents.relevance import RelevanceGate
@@ -46,7 +47,10 @@ class LongTermMemoryProvider(ContextProvider):
     Recalling (``get_relevant_context``): the last user message is searched in the owner's items
     with a :class:`~smartctx.retrieval.hybrid.HybridIndex` (BM25, plus vectors when the index
     has an embedder); a hit is *relevant* when it shares at least ``min_overlap`` of the query's
-    analysed words, or, with an embedder, its cosine similarity reaches ``min_similarity``; with
+    analysed words, or, with an embedder, its cosine similarity reaches ``min_similarity``. A fact
+    about one attribute of the user ("My desk moved from 4B to 5C") supersedes the earlier facts
+    about it ("My desk is 4B"): they stay stored, with validity times in :meth:`history` (the
+    audit), and are no longer recalled. With
     a ``gate`` (:class:`~smartctx.agents.relevance.RelevanceGate`, what the service uses) the
     gate's calibrated hybrid score decides instead, junk rows are skipped and the slots enter at
     :data:`RECALL_PRIORITY`, below the turn's knowledge documents. Chit-chat, scaffolding and
@@ -89,6 +93,7 @@ class LongTermMemoryProvider(ContextProvider):
         self.gate = gate
         self._seen = 0
         self._items: dict[str, MemoryItem] = {}
+        self._current: dict[str, str] = {}  # attribute -> id of its latest fact
         self._lock = asyncio.Lock()
 
     @property
@@ -106,6 +111,7 @@ class LongTermMemoryProvider(ContextProvider):
                 # items were deleted elsewhere (forget, another provider's clear): start over
                 self.index.remove(list(self._items))
                 self._items.clear()
+                self._current.clear()
                 self._seen = 0
             new = await self.store.since(self.owner, self._seen)
             if not new:
@@ -122,6 +128,39 @@ class LongTermMemoryProvider(ContextProvider):
             [{"owner": i.owner, "thread": i.thread, "kind": i.kind} for i in items],
         )
         self._items.update((i.id, i) for i in items)
+        for item in sorted(items, key=lambda i: i.seq):
+            attribute = item.metadata.get("attribute")
+            if isinstance(attribute, str):
+                current = self._items.get(self._current.get(attribute, ""))
+                if current is None or current.seq < item.seq:
+                    self._current[attribute] = item.id
+
+    def superseded(self, item: MemoryItem) -> bool:
+        """True when a later fact about the same attribute replaced ``item``."""
+        attribute = item.metadata.get("attribute")
+        return isinstance(attribute, str) and self._current.get(attribute, item.id) != item.id
+
+    async def history(self, attribute: str) -> list[dict[str, Any]]:
+        """Every fact stored about ``attribute`` ("desk"), oldest first, with its validity:
+        ``valid_from`` (when it was said), ``valid_to`` (when a later fact replaced it, ``None``
+        while current) and ``current``. Superseded facts are kept for this audit; they are only
+        no longer recalled."""
+        await self._sync()
+        facts = sorted(
+            (i for i in self._items.values() if i.metadata.get("attribute") == attribute),
+            key=lambda i: i.seq,
+        )
+        return [
+            {
+                "id": item.id,
+                "text": item.text,
+                "value": item.metadata.get("value"),
+                "valid_from": item.created_at,
+                "valid_to": facts[n + 1].created_at if n + 1 < len(facts) else None,
+                "current": n + 1 == len(facts),
+            }
+            for n, item in enumerate(facts)
+        ]
 
     async def remember(
         self, text: str, *, thread: str = "", provenance: Sequence[str] = ()
@@ -143,6 +182,7 @@ class LongTermMemoryProvider(ContextProvider):
             and len(analyze(clean)) >= MIN_TURN_TERMS
         ):
             candidates.append(("turn", clean))
+        said_at = datetime.now(UTC).isoformat(timespec="microseconds")
         items = [
             MemoryItem(
                 id=item_id(self.owner, kind, body),
@@ -151,6 +191,8 @@ class LongTermMemoryProvider(ContextProvider):
                 text=body,
                 thread=thread,
                 provenance=tuple(provenance),
+                created_at=said_at,
+                metadata=_attribute_metadata(body) if kind == "fact" else {},
             )
             for kind, body in candidates
         ]
@@ -199,6 +241,8 @@ class LongTermMemoryProvider(ContextProvider):
                 cosines = {h.id: float(scores[position[h.id]]) for h in hits}
         out: list[tuple[MemoryItem, float]] = []
         for hit in hits:
+            if self.superseded(self._items[hit.id]):
+                continue
             overlap = len(terms & set(analyze(hit.text))) / len(terms)
             cosine = cosines.get(hit.id, 0.0)
             if overlap >= self.min_overlap or cosine >= self.min_similarity:
@@ -211,7 +255,11 @@ class LongTermMemoryProvider(ContextProvider):
         from smartctx.memory.quality import is_junk_text
 
         gate = self.gate
-        items = [self._items[i] for i in ids if not is_junk_text(self._items[i].text)]
+        items = [
+            self._items[i]
+            for i in ids
+            if not is_junk_text(self._items[i].text) and not self.superseded(self._items[i])
+        ]
         if gate is None or not items:
             return []
         chosen = await asyncio.to_thread(gate.select, query, items, lambda i: i.text)
@@ -249,3 +297,9 @@ class LongTermMemoryProvider(ContextProvider):
             await self.store.clear(self.owner)
             self.index.remove(list(self._items))
             self._items.clear()
+            self._current.clear()
+
+
+def _attribute_metadata(fact: str) -> dict[str, Any]:
+    found = fact_attribute(fact)
+    return {} if found is None else {"attribute": found[0], "value": found[1]}
