@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from smartctx.agents.facts import extract_facts, fact_attribute
+from smartctx.agents.llm_memory import LLMConsolidator
 from smartctx.agents.memory_store import InMemoryMemoryStore, MemoryItem, MemoryStore
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
 from smartctx.agents.relevance import RelevanceGate
@@ -21,6 +22,10 @@ from smartctx.core import Embedder, InvalidInput, Slot, SlotKind
 from smartctx.retrieval.analysis import analyze
 from smartctx.retrieval.hybrid import HybridIndex
 
+RETRACTION = "retraction"
+"""Kind of the item a deletion stores: kept for the audit, never recalled."""
+MAX_RELATED = 20
+"""Stored facts shown to the memory model with a new message, at most."""
 RECALL_PRIORITY = 6.0
 """Priority of recalled memory slots: below the turn's ``rag_doc`` evidence (7)."""
 MIN_TURN_TERMS = 3
@@ -50,7 +55,10 @@ class LongTermMemoryProvider(ContextProvider):
     analysed words, or, with an embedder, its cosine similarity reaches ``min_similarity``. A fact
     about one attribute of the user ("My desk moved from 4B to 5C") supersedes the earlier facts
     about it ("My desk is 4B"): they stay stored, with validity times in :meth:`history` (the
-    audit), and are no longer recalled. With
+    audit), and are no longer recalled. With a ``consolidator`` (a chat model is configured,
+    :mod:`smartctx.agents.llm_memory`) the model extracts the facts and says how they change the
+    stored ones (add, update, delete, keep); a malformed answer falls back to the offline path.
+    With
     a ``gate`` (:class:`~smartctx.agents.relevance.RelevanceGate`, what the service uses) the
     gate's calibrated hybrid score decides instead, junk rows are skipped and the slots enter at
     :data:`RECALL_PRIORITY`, below the turn's knowledge documents. Chit-chat, scaffolding and
@@ -79,6 +87,7 @@ class LongTermMemoryProvider(ContextProvider):
         min_overlap: float = 0.5,
         min_similarity: float = 0.8,
         gate: RelevanceGate | None = None,
+        consolidator: LLMConsolidator | None = None,
     ) -> None:
         if not owner:
             raise InvalidInput("LongTermMemoryProvider needs a non-empty owner")
@@ -94,6 +103,8 @@ class LongTermMemoryProvider(ContextProvider):
         self._seen = 0
         self._items: dict[str, MemoryItem] = {}
         self._current: dict[str, str] = {}  # attribute -> id of its latest fact
+        self._replaced: set[str] = set()  # ids an update or deletion named
+        self.consolidator = consolidator
         self._lock = asyncio.Lock()
 
     @property
@@ -112,6 +123,7 @@ class LongTermMemoryProvider(ContextProvider):
                 self.index.remove(list(self._items))
                 self._items.clear()
                 self._current.clear()
+                self._replaced.clear()
                 self._seen = 0
             new = await self.store.since(self.owner, self._seen)
             if not new:
@@ -129,6 +141,9 @@ class LongTermMemoryProvider(ContextProvider):
         )
         self._items.update((i.id, i) for i in items)
         for item in sorted(items, key=lambda i: i.seq):
+            replaced = item.metadata.get("supersedes")
+            if isinstance(replaced, str):
+                self._replaced.add(replaced)
             attribute = item.metadata.get("attribute")
             if isinstance(attribute, str):
                 current = self._items.get(self._current.get(attribute, ""))
@@ -136,7 +151,10 @@ class LongTermMemoryProvider(ContextProvider):
                     self._current[attribute] = item.id
 
     def superseded(self, item: MemoryItem) -> bool:
-        """True when a later fact about the same attribute replaced ``item``."""
+        """True when ``item`` is not recalled any more: a later fact about the same attribute
+        (or an update or deletion naming it) replaced it, or it is itself a retraction."""
+        if item.kind == RETRACTION or item.id in self._replaced:
+            return True
         attribute = item.metadata.get("attribute")
         return isinstance(attribute, str) and self._current.get(attribute, item.id) != item.id
 
@@ -157,7 +175,8 @@ class LongTermMemoryProvider(ContextProvider):
                 "value": item.metadata.get("value"),
                 "valid_from": item.created_at,
                 "valid_to": facts[n + 1].created_at if n + 1 < len(facts) else None,
-                "current": n + 1 == len(facts),
+                "current": not self.superseded(item),
+                "kind": item.kind,
             }
             for n, item in enumerate(facts)
         ]
@@ -172,8 +191,11 @@ class LongTermMemoryProvider(ContextProvider):
         clean = redact(text).strip()
         if not clean or is_chit_chat(clean) or is_junk_text(clean):
             return []
-        candidates: list[tuple[str, str]] = [("fact", f) for f in extract_facts(clean)]
-        facts = {compact(f) for _, f in candidates}
+        said_at = datetime.now(UTC).isoformat(timespec="microseconds")
+        llm_items = await self._consolidated(clean, thread, provenance, said_at)
+        offline = [] if llm_items is not None else extract_facts(clean)
+        candidates: list[tuple[str, str]] = [("fact", f) for f in offline]
+        facts = {compact(f) for _, f in candidates} | {compact(i.text) for i in llm_items or []}
         # A statement becomes a ``turn`` item only when it carries some content: chit-chat such
         # as "Thanks!" would otherwise be recalled into unrelated threads.
         if (
@@ -182,8 +204,7 @@ class LongTermMemoryProvider(ContextProvider):
             and len(analyze(clean)) >= MIN_TURN_TERMS
         ):
             candidates.append(("turn", clean))
-        said_at = datetime.now(UTC).isoformat(timespec="microseconds")
-        items = [
+        items = list(llm_items or []) + [
             MemoryItem(
                 id=item_id(self.owner, kind, body),
                 owner=self.owner,
@@ -199,6 +220,58 @@ class LongTermMemoryProvider(ContextProvider):
         stored = await self.store.add(items)
         await self._sync()
         return stored
+
+    async def _consolidated(
+        self, clean: str, thread: str, provenance: Sequence[str], said_at: str
+    ) -> list[MemoryItem] | None:
+        """The items the chat model's consolidation asks for, or ``None`` (no model, or it did
+        not answer with valid operations: the offline extractor then decides)."""
+        if self.consolidator is None or is_question(clean):
+            return None  # a question states no fact: no model call
+        await self._sync()
+        hits = self.index.search(clean, k=5, where=lambda m: m.get("kind") == "fact")
+        # related facts: the lexical hits, then the current fact of each known attribute (the
+        # model decides whether "I am at 5C now" updates "My desk is 4B")
+        ids = [h.id for h in hits] + list(reversed(self._current.values()))
+        current = [
+            (i, self._items[i].text)
+            for i in dict.fromkeys(ids)
+            if i in self._items and not self.superseded(self._items[i])
+        ][:MAX_RELATED]
+        operations = await self.consolidator.operations(clean, current)
+        if operations is None:
+            return None
+        out: list[MemoryItem] = []
+        for op in operations:
+            old = self._items.get(op.id or "")
+            if op.op == "keep":
+                continue
+            attribute = op.attribute
+            if attribute is None and old is not None:
+                attribute = old.metadata.get("attribute")
+            if attribute is None and op.text:
+                found = fact_attribute(op.text)
+                attribute = found[0] if found else None
+            kind = RETRACTION if op.op == "delete" else "fact"
+            text = f"(retracted) {old.text}" if op.op == "delete" and old else op.text
+            meta: dict[str, Any] = {"source": "llm", "op": op.op}
+            if attribute:
+                meta["attribute"] = attribute
+            if old is not None:
+                meta["supersedes"] = old.id
+            out.append(
+                MemoryItem(
+                    id=item_id(self.owner, kind, text),
+                    owner=self.owner,
+                    kind=kind,
+                    text=text,
+                    thread=thread,
+                    provenance=tuple(provenance),
+                    created_at=said_at,
+                    metadata=meta,
+                )
+            )
+        return out
 
     async def on_new_messages(self, messages: list[Message]) -> None:
         for message in messages:
@@ -298,6 +371,7 @@ class LongTermMemoryProvider(ContextProvider):
             self.index.remove(list(self._items))
             self._items.clear()
             self._current.clear()
+            self._replaced.clear()
 
 
 def _attribute_metadata(fact: str) -> dict[str, Any]:

@@ -110,7 +110,11 @@ async def _ask_all(
             ms = (time.perf_counter() - started) * 1000
             if mode == "thread":
                 context = reply.context_id
-            sent = recorder.chat_requests[seen:]
+            sent = [
+                r
+                for r in recorder.chat_requests[seen:]
+                if r.json["messages"] and r.json["messages"][-1].get("content") == question.question
+            ]
             messages = list(sent[-1].json["messages"]) if sent else []
             prompt = "\n".join(str(m.get("content", "")) for m in messages)
             outcomes.append(
@@ -157,6 +161,7 @@ def run_mode(
             data_dir=Path(tmp),
             llm_base_url=recorder.base_url,
             llm_model="recording-grounded",
+            memory_llm=False,  # the recording model stands in for the answerer only
             **(settings_overrides or {}),
         )
         with serve(settings, port=0) as handle:

@@ -52,6 +52,7 @@ from sqlalchemy.orm import DeclarativeBase
 
 from smartctx import __version__
 from smartctx.agents import ChatModel, ContextProvider, KnowledgeProvider, model_from_settings
+from smartctx.agents.llm_memory import LLMConsolidator
 from smartctx.agents.relevance import RelevanceGate
 from smartctx.core.clock import Clock, SystemClock
 from smartctx.core.embeddings import Embedder, get_embedder
@@ -190,8 +191,16 @@ def create_app(
     personal, personal_hooks, personal_routes = (
         _personal_parts(db, settings, clock) if hooks is None else (None, [], None)
     )
+    chat_model = model or model_from_settings(settings)
+    consolidator = (
+        LLMConsolidator(chat_model) if settings.llm_base_url and settings.memory_llm else None
+    )
     owner_memory = (
-        OwnerMemory(db, personal=personal, gate=_relevance_gate(settings)) if with_memory else None
+        OwnerMemory(
+            db, personal=personal, gate=_relevance_gate(settings), consolidator=consolidator
+        )
+        if with_memory
+        else None
     )
     turn_hooks = list(hooks) if hooks is not None else personal_hooks
     if providers is None:
@@ -200,7 +209,7 @@ def create_app(
     executor = SmartctxExecutor(
         registry,
         settings,
-        model=model or model_from_settings(settings),
+        model=chat_model,
         providers=providers,
         hooks=turn_hooks,
         history_formatter=history_formatter,

@@ -27,6 +27,7 @@ from typing import Any
 
 from smartctx.agents import ContextProvider, LongTermMemoryProvider, ProfileProvider
 from smartctx.agents.builtin_providers import PersonalMemoryProfileSource
+from smartctx.agents.llm_memory import LLMConsolidator
 from smartctx.agents.memory_store import MemoryItem, SqlMemoryStore
 from smartctx.agents.relevance import RelevanceGate
 from smartctx.core.embeddings import Embedder
@@ -50,6 +51,7 @@ class OwnerMemory:
         k: int = 3,
         max_owners: int = MAX_OWNERS,
         gate: RelevanceGate | None = None,
+        consolidator: LLMConsolidator | None = None,
     ) -> None:
         self.store = SqlMemoryStore(db)
         self.profile_source = (
@@ -58,6 +60,7 @@ class OwnerMemory:
         self.embedder = embedder
         self.k = k
         self.gate = gate
+        self.consolidator = consolidator
         self.max_owners = max(1, max_owners)
         self._cache: OrderedDict[str, tuple[LongTermMemoryProvider, ProfileProvider | None]] = (
             OrderedDict()
@@ -69,7 +72,12 @@ class OwnerMemory:
             self._cache.move_to_end(owner)
             return cached
         memory = LongTermMemoryProvider(
-            owner, store=self.store, embedder=self.embedder, k=self.k, gate=self.gate
+            owner,
+            store=self.store,
+            embedder=self.embedder,
+            k=self.k,
+            gate=self.gate,
+            consolidator=self.consolidator,
         )
         profile = (
             ProfileProvider(self.profile_source, owner, gate=self.gate)
