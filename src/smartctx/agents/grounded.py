@@ -13,7 +13,7 @@ import numpy as np
 
 from smartctx.agents.answer_scoring import score
 from smartctx.agents.facts import extract_facts
-from smartctx.agents.knowledge import Sentence, extract_knowledge
+from smartctx.agents.knowledge import Sentence, current_retrieval, extract_knowledge
 from smartctx.agents.language import LEAD_INS, detect_language
 from smartctx.agents.language import NO_INFORMATION as LANG_NO_INFORMATION
 from smartctx.agents.models import ChatMessages, copy_messages
@@ -172,7 +172,13 @@ class GroundedResponder:
     def answer(self, query: str, messages: Sequence[dict[str, str]]) -> str:
         """The grounded answer to ``query`` from ``messages``, or the abstention."""
         lang = detect_language(query)
-        ranked = self.rank(query, extract_knowledge(messages))
+        sentences = extract_knowledge(messages)
+        current = current_retrieval(messages, query)
+        if current:
+            # in a long thread older documents stay in the window: this turn's answer first
+            fresh = [s for s in sentences if not s.source.startswith("kb:") or s.source in current]
+            sentences = fresh if any(s.source in current for s in fresh) else sentences
+        ranked = self.rank(query, sentences)
         if not ranked:
             other = LANG_NO_INFORMATION.get(lang)
             return f"{other} ({NO_INFORMATION})" if other else NO_INFORMATION

@@ -160,3 +160,27 @@ def extract_knowledge(messages: Sequence[dict[str, str]]) -> list[Sentence]:
             if tokens:
                 out.append(Sentence(sentence, source, tokens, context, len(out), personal))
     return out
+
+
+_SEARCH_LOG = re.compile(
+    r"kb\.search\((?P<q>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\) -> (?P<ids>.*)$"
+)
+
+
+def current_retrieval(messages: Sequence[dict[str, str]], query: str) -> set[str] | None:
+    """The knowledge sources retrieved for ``query`` this turn, read from the knowledge base's
+    tool log (``kb.search('<query>') -> kb:a#1, kb:b#2``), or ``None`` when no log names it.
+    In a long thread older documents stay in the window; the current ones answer first."""
+    found: set[str] | None = None
+    for role, content, _ in _pieces(messages):
+        if role != "system":
+            continue
+        body = content[len("[tool: kb.search]") :].strip() if content.startswith("[tool:") else ""
+        match = _SEARCH_LOG.match(body)
+        if match is None:
+            continue
+        shown = match.group("q")[1:-1].rstrip("…")
+        if shown and query.strip().startswith(shown.replace("\\'", "'")):
+            ids = match.group("ids").strip()
+            found = set() if ids == "(no results)" else {i.strip() for i in ids.split(",")}
+    return found

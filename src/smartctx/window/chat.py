@@ -46,13 +46,24 @@ _SECTION_OF = {
 
 
 def chat_messages(
-    entries: Sequence[tuple[Slot | None, str]], recalled: Sequence[str] = ()
+    entries: Sequence[tuple[Slot | None, str]],
+    recalled: Sequence[tuple[Slot, str]] = (),
 ) -> list[dict[str, str]]:
     """``entries`` (a slot and its rendered content, in prompt order; ``None`` marks nothing)
-    and ``recalled`` contents as chat messages (see the module docstring)."""
+    and ``recalled`` archived slots with their rendered content as chat messages (see the
+    module docstring). A recalled tool log goes to the tool log, a recalled user or assistant
+    message to the earlier messages (an old reply is never presented as knowledge)."""
     rules: list[str] = []
     sections: dict[str, list[str]] = {key: [] for key, _ in SECTIONS}
-    sections["recalled"] += recalled
+    for old, content in recalled:
+        if old.kind is SlotKind.TOOL_LOG:
+            sections["tool"].append(f"[tool: {old.source_id or 'tool'}] {old.text}")
+        elif old.kind is SlotKind.USER:
+            sections["earlier"].append(f"{EARLIER_USER} {old.text}")
+        elif old.kind is SlotKind.AGENT:
+            sections["earlier"].append(f"{EARLIER_ASSISTANT} {old.text}")
+        else:
+            sections["recalled"].append(content)
     turns: list[tuple[str, str]] = []
     for slot, content in entries:
         if slot is None:

@@ -110,7 +110,8 @@ def build_prompt(
         entries += [("system", render_recalled(r)) for r in recalled]
     messages = [{"role": role, "content": content} for role, content in entries]
     chat = chat_messages(
-        [(slot, render_content(slot)) for slot in ordered], [render_recalled(r) for r in recalled]
+        [(slot, render_content(slot)) for slot in ordered],
+        [(r, render_recalled(r)) for r in recalled],
     )
     text = "\n\n".join(f"{role.upper()}: {content}" for role, content in entries)
     return Prompt(
