@@ -167,3 +167,20 @@ def test_an_abstention_in_another_language_keeps_the_english_marker() -> None:
 )
 def test_language_detection(text: str, lang: str) -> None:
     assert detect_language(text) == lang
+
+
+def test_in_a_long_thread_this_turns_documents_answer_first() -> None:
+    old = {
+        "role": "system",
+        "content": "[source: kb:password.md#2] Passwords expire every 365 days.",
+    }
+    leave = {
+        "role": "system",
+        "content": "[source: kb:leave.md#1] Employees have 25 days of leave.",
+    }
+    log = {
+        "role": "system",
+        "content": "[tool: kb.search] kb.search('How many leave days?') -> kb:leave.md#1",
+    }
+    reply = ask("How many leave days?", old, leave, log)
+    assert "25 days" in reply and "365" not in reply

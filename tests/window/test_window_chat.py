@@ -121,3 +121,18 @@ async def test_the_agent_sends_the_chat_shape_over_several_turns() -> None:
     ]:
         await agent.run(text, thread)
     assert len(sent) == 3 and "5C" in (await responder.complete(sent[-1]))
+
+
+def test_recalled_messages_and_tool_logs_are_never_context_knowledge() -> None:
+    entries = [(Slot(SlotKind.SYSTEM, "rules"), "rules"), (Slot(SlotKind.USER, "now"), "now")]
+    recalled = [
+        (Slot(SlotKind.TOOL_LOG, "kb.search('x') -> kb:a#1", source_id="kb.search"), "t"),
+        (Slot(SlotKind.AGENT, "an old reply"), "[recalled from: c:1:reply] an old reply"),
+        (Slot(SlotKind.USER, "an old question"), "[recalled from: c:1] an old question"),
+        (Slot(SlotKind.RAG_DOC, "A document.", source_id="kb:a#1"), "[recalled from: kb:a#1] A"),
+    ]
+    system = chat_messages(entries, recalled)[0]["content"]
+    assert "## Recalled\n[recalled from: kb:a#1] A" in system
+    assert f"{EARLIER_ASSISTANT} an old reply" in system
+    assert f"{EARLIER_USER} an old question" in system
+    assert "[tool: kb.search] kb.search('x') -> kb:a#1" in system
