@@ -106,7 +106,7 @@ def _pieces(messages: Sequence[dict[str, str]]) -> list[tuple[str, str, bool]]:
             if not part.strip():
                 continue
             if part.startswith(EARLIER_USER):
-                out.append(("user", part[len(EARLIER_USER) :].strip(), False))
+                out.append(("earlier", part[len(EARLIER_USER) :].strip(), False))
             elif part.startswith(EARLIER_ASSISTANT):
                 out.append(("assistant", part[len(EARLIER_ASSISTANT) :].strip(), False))
             else:
@@ -144,6 +144,9 @@ def extract_knowledge(messages: Sequence[dict[str, str]]) -> list[Sentence]:
                 statements_only = True
         elif role == "user" and not is_last_user:
             source, body, statements_only = "conversation", " ".join(extract_facts(content)), True
+        elif role == "earlier":
+            # an earlier user message brought back from the archive: its statements count
+            source, body, statements_only = "conversation", content, True
         else:
             continue
         body = _EXCHANGE.sub(lambda m: m.group("user") + " ", body)
