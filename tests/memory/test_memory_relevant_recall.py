@@ -63,3 +63,22 @@ def test_junk_reasons() -> None:
     assert is_chit_chat("Hello there, how are you today my friend?")
     assert is_chit_chat("안녕하세요") and not is_chit_chat("안방 청정해줘")
     assert not is_chit_chat("Thanks, room 42")
+
+
+def test_recalled_memory_never_displaces_the_turns_evidence() -> None:
+    from smartctx.core import HashingEmbedder, Slot, get_counter
+    from smartctx.window import ContextWindow, EvictLowestPriority
+
+    window = ContextWindow(
+        600, counter=get_counter(), embedder=HashingEmbedder(), funnel=[EvictLowestPriority()]
+    )
+    window.add(Slot(SlotKind.SYSTEM, "You are the helpdesk.", pinned=True))
+    for n in range(6):
+        text = f"Earlier turn {n}. User: unrelated memory number {n} " + "filler " * 80
+        window.add(Slot(SlotKind.MEMORY, text, source_id=f"pair:{n}", priority=RECALL_PRIORITY))
+    doc = "Taxis: allowed when public transport is not practical, or after 22:00. " * 6
+    window.add(Slot(SlotKind.RAG_DOC, doc, source_id="kb:expense-reimbursement.md#1"))
+    window.add(Slot(SlotKind.USER, "Can I expense a taxi?", pinned=True))
+    active = {s.source_id for s in window.assemble().slots}
+    assert "kb:expense-reimbursement.md#1" in active
+    assert len([s for s in active if s and s.startswith("pair:")]) < 6

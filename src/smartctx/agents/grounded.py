@@ -40,6 +40,9 @@ REFUSALS = (
 """Replies used instead of one that would break a rule (the seed picks the first one tried)."""
 
 _CACHE_SIZE = 4096
+CONVERSATION_OVERLAP = 0.5
+"""Word overlap an earlier user statement needs to answer ("The hotel wifi blocks my VPN" does
+not answer "What is the wifi password for guests?")."""
 
 CALIBRATION: dict[str, dict[str, float]] = {
     "use-multilingual-v3": {
@@ -224,6 +227,8 @@ class GroundedResponder:
         strong = self.strong_similarity
         ranked: list[tuple[Sentence, float]] = []
         for item in scored:
+            if item.sentence.source == "conversation" and item.lexical < CONVERSATION_OVERLAP:
+                continue  # what the user said earlier answers only what it is plainly about
             if item.lexical > 0 and item.score >= self.threshold:
                 ranked.append((item.sentence, item.score))
             elif item.lexical == 0 and strong is not None and item.similarity >= strong:
