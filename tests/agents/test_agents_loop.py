@@ -61,11 +61,13 @@ async def test_a_turn_adds_context_calls_the_model_and_tells_providers(
 
     assert result.reply == "Use vpn.example.com [source: kb:vpn.md#1]"
     sent = model.calls[0]
-    assert sent == result.prompt.messages
+    assert sent == result.prompt.chat
+    assert [m["role"] for m in sent] == ["system", "user"]
     assert sent[-1] == {"role": "user", "content": "What is the VPN portal?"}
-    contents = [m["content"] for m in sent]
-    assert "[source: kb:vpn.md#1] The VPN portal is vpn.example.com." in contents
-    assert "[source: provider:Recorder] Answer in one sentence." in contents
+    system = sent[0]["content"]
+    assert "\n[source: kb:vpn.md#1] The VPN portal is vpn.example.com." in system
+    assert "\n[source: provider:Recorder] Answer in one sentence." in system
+    assert system.index("## Memory") < system.index("## Knowledge")
     assert doc.id not in {s.id for s in result.prompt.slots}  # copied with a fresh id
 
     (asked,) = provider.asked

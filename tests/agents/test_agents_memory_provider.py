@@ -247,3 +247,26 @@ async def test_forget_items_deletes_only_matching_items_of_the_owner(tmp_path: P
         await _forget_items(SqlMemoryStore(db))
     finally:
         await db.close()
+
+
+async def test_a_changed_fact_supersedes_the_old_one_which_stays_in_the_audit() -> None:
+    from smartctx.agents import LongTermMemoryProvider
+
+    memory = LongTermMemoryProvider("dana")
+    await memory.remember("My desk is in 4B.", thread="t1")
+    await memory.remember("My desk moved from 4B to 5C.", thread="t2")
+    found = await memory.recall("Where is my desk?", thread="t3")
+    assert [item.text for item, _ in found] == ["My desk moved from 4B to 5C."]
+    history = await memory.history("desk")
+    assert [(h["value"], h["current"]) for h in history] == [("4B", False), ("5C", True)]
+    assert history[0]["valid_to"] == history[1]["valid_from"] is not None
+    assert history[1]["valid_to"] is None
+
+
+async def test_chit_chat_and_scaffolding_are_not_remembered() -> None:
+    from smartctx.agents import LongTermMemoryProvider
+
+    memory = LongTermMemoryProvider("erin")
+    assert await memory.remember("Thanks, hello there!") == []
+    assert await memory.remember('Current request (required): {"route_family": "DEF"}') == []
+    assert await memory.items() == []

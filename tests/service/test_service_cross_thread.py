@@ -108,7 +108,9 @@ async def test_forget_owner_empties_the_memory_store(
     assert "48213" not in later.text
 
 
-async def test_confirmed_profile_items_reach_every_default_turn(start_server: StartServer) -> None:
+async def test_confirmed_profile_items_reach_the_turns_they_bear_on(
+    start_server: StartServer,
+) -> None:
     handle = start_server(hooks=None, kb_top_k=0)
     async with httpx.AsyncClient(base_url=handle.url, headers={OWNER: "ivy"}) as http:
         answer = await http.post(
@@ -120,7 +122,12 @@ async def test_confirmed_profile_items_reach_every_default_turn(start_server: St
     items = confirmed["items"] if isinstance(confirmed, dict) else confirmed
     assert items, confirmed
     async with SmartctxClient(handle.url, owner="ivy") as ivy:
-        reply = await ivy.send("Hello there, how are you today?")
+        chatter = await ivy.send("Hello there, how are you today?")
+        related = await ivy.send("안방 청정 시작해줘")
     profile = {f"profile:{item['id']}" for item in items}
-    sources = {e.get("source_id") for e in reply.events if e.get("slot_kind") == "memory"}
-    assert profile & sources, reply.events
+
+    def memory_sources(events: list[dict[str, object]]) -> set[object]:
+        return {e.get("source_id") for e in events if e.get("slot_kind") == "memory"}
+
+    assert not profile & memory_sources(chatter.events), chatter.events  # relevant recall only
+    assert profile & memory_sources(related.events), related.events

@@ -202,3 +202,17 @@ def test_clone_copies_every_slot_field() -> None:
     copy = clone(slot)
     assert all(getattr(copy, f.name) == getattr(slot, f.name) for f in fields(Slot))
     assert copy.metadata is not slot.metadata
+
+
+def test_a_greeting_merges_across_languages_but_not_with_thanks() -> None:
+    from smartctx.core import HashingEmbedder, Slot, SlotKind, get_counter
+    from smartctx.core.slots import EventKind
+    from smartctx.window import ContextWindow
+
+    window = ContextWindow(2000, counter=get_counter(), embedder=HashingEmbedder())
+    window.add(Slot(SlotKind.USER, "Hello!"))
+    merged = window.add(Slot(SlotKind.USER, "您好"))
+    assert [e.kind for e in merged.events][-1] is EventKind.MERGED
+    kept = window.add(Slot(SlotKind.USER, "谢谢"))
+    assert EventKind.MERGED not in [e.kind for e in kept.events]
+    assert window.add(Slot(SlotKind.USER, "Hello 3 times")).events[-1].kind is not EventKind.MERGED

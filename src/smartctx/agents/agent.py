@@ -144,11 +144,12 @@ class Agent:
         the thread's recent messages plus the new one; their slots are added (copied, unpinned,
         with fresh ids; kinds, priorities and source ids kept) and their ``instructions`` become
         a ``memory`` slot with source id ``provider:<name>``; (3) ``window.assemble(query=...)``;
-        (4) the model is called with the prompt messages; (5) the reply enters as an ``agent``
-        slot; (6) the turn ends (``window.end_turn()``: the user slot, or the earlier slot a
-        repeated question was merged into, is unpinned); (7) the user and assistant messages go
-        to every provider's ``on_new_messages``. A provider slot the window rejects (invalid
-        priority...) is treated like a provider failure.
+        (4) the model is called with the prompt's chat messages (one system message, then
+        strict user/assistant alternation, see :mod:`smartctx.window.chat`); (5) the reply
+        enters as an ``agent`` slot; (6) the turn ends (``window.end_turn()``: the user slot,
+        or the earlier slot a repeated question was merged into, is unpinned); (7) the user
+        and assistant messages go to every provider's ``on_new_messages``. A provider slot the
+        window rejects (invalid priority...) is treated like a provider failure.
 
         Failure: a provider that raises (in either hook) is recorded as a ``tool_log`` slot
         (source id ``provider:<name>``) and skipped; the turn goes on. A model failure
@@ -189,7 +190,7 @@ class Agent:
             events += prompt.events
             reply = await complete_streaming(
                 self.model,
-                [dict(m) for m in prompt.messages],
+                [dict(m) for m in prompt.chat],
                 temperature=self.temperature,
                 on_token=on_token,
             )

@@ -13,6 +13,7 @@ from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
 from smartctx.core import InvalidInput, Slot, SlotKind
 
 if TYPE_CHECKING:
+    from smartctx.agents.relevance import RelevanceGate
     from smartctx.memory import PersonalMemory
 
 
@@ -127,18 +128,28 @@ class ProfileProvider(ContextProvider):
     """The owner's confirmed profile items as ``memory`` slots, on every turn.
 
     One slot per item, text ``"<key>: <value>"`` (underscores in keys become spaces), source id
-    from the item, in the order the source gives, at most ``limit``. Memory is support, never
-    command: the slots are ordinary unpinned ``memory`` slots (priority 8), so the pinned current
-    request always wins. ``None`` when the owner has no confirmed item. Stores nothing itself:
-    profile items are promoted by the personal-memory compaction, not by this provider.
+    from the item, in the order the source gives, at most ``limit``; with a ``gate`` only the
+    items relevant to the request, best first, at priority 6 (below the turn's evidence).
+    Memory is support, never command: the slots are ordinary unpinned ``memory`` slots
+    (priority 8 without a gate), so the pinned current request always wins. ``None`` when the
+    owner has no confirmed (or no relevant) item. Stores nothing itself: profile items are
+    promoted by the personal-memory compaction, not by this provider.
     """
 
-    def __init__(self, source: ProfileSource, owner: str, *, limit: int = 20) -> None:
+    def __init__(
+        self,
+        source: ProfileSource,
+        owner: str,
+        *,
+        limit: int = 20,
+        gate: RelevanceGate | None = None,
+    ) -> None:
         if not owner:
             raise InvalidInput("ProfileProvider needs a non-empty owner")
         self.source = source
         self.owner = owner
         self.limit = limit
+        self.gate = gate
 
     @property
     def name(self) -> str:
@@ -146,6 +157,13 @@ class ProfileProvider(ContextProvider):
 
     async def get_relevant_context(self, messages: list[Message]) -> ProvidedContext | None:
         items = (await self.source.confirmed_items(self.owner))[: self.limit]
+        gate = self.gate
+        if gate is not None and items:
+            query = next((m.text for m in reversed(messages) if m.role == "user"), "")
+            chosen = await asyncio.to_thread(
+                lambda: gate.select(query, items, lambda i: str(i[1]), symmetric=True)
+            )
+            items = [item for item, _ in chosen]
         if not items:
             return None
         slots = [
@@ -153,6 +171,7 @@ class ProfileProvider(ContextProvider):
                 SlotKind.MEMORY,
                 f"{key.replace('_', ' ')}: {value}",
                 source_id=source_id,
+                priority=6.0 if gate is not None else None,
                 metadata={"profile_key": key, "provider": self.name},
             )
             for key, value, source_id in items

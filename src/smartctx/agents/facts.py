@@ -2,7 +2,8 @@
 
 ``extract_facts(text)`` returns the sentences that state something about the user, in order:
 "my X is Y" ("My employee number is 48213"), "I am / I'm ..." ("I'm allergic to nuts"),
-"I work/live/prefer/use/have ..." statements, "call me X", and what follows "remember that" /
+"I work/live/prefer/use/have ..." statements, "call me X", changes ("my desk moved from 4B to
+5C"), and what follows "remember that" /
 "note that" / "keep in mind that"; Korean "제/내 X는 Y" and "기억해" forms. Questions are never
 facts. Pure and deterministic; no model.
 """
@@ -24,11 +25,36 @@ _FACT = re.compile(
     r"just|afraid|confused|curious|back|done|fine|ok|okay)\b)\S"
     r"|\bi\s+(?:work|live|prefer|like|love|hate|use|have|own|speak|was\s+born|moved|joined|"
     r"report\s+to|sit|drive|study)\b"
-    r"|\bcall\s+me\s+\S",
+    r"|\bcall\s+me\s+\S"
+    r"|\bmy\s+[\w'-]+(?:\s+[\w'-]+){0,3}?\s+(?:has\s+)?(?:moved|changed|switched)\b.*\bto\s+\S",
     re.IGNORECASE,
+)
+_ATTRIBUTE = (
+    re.compile(
+        r"\bmy\s+(?P<attr>[\w'-]+(?:\s+[\w'-]+){0,3}?)\s+(?:has\s+)?(?:moved|changed|"
+        r"switched)\s+(?:from\s+(?P<old>.+?)\s+)?to\s+(?P<value>.+?)\s*[.!]?$",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\bmy\s+(?P<attr>[\w'-]+(?:\s+[\w'-]+){0,3}?)\s+(?:is|are|=|:)\s+(?:now\s+)?"
+        r"(?:in\s+|at\s+|on\s+)?(?P<value>.+?)\s*[.!]?$",
+        re.IGNORECASE,
+    ),
 )
 _FACT_KO = re.compile(r"(?:^|\s)(?:제|내|나의|저의)\s*\S+\s*(?:은|는|이|가)\s+\S|기억해")
 _REMEMBER_KO = re.compile(r"^(?P<rest>.+?)\s*(?:라는\s*(?:걸|것을)|을|를)?\s*기억해\S*\s*$")
+
+
+def fact_attribute(fact: str) -> tuple[str, str] | None:
+    """``(attribute, value)`` of a fact about one attribute of the user: "My desk is 4B" ->
+    ``("desk", "4B")``, "My desk moved from 4B to 5C" -> ``("desk", "5C")``; ``None`` for
+    other facts. A later fact about the same attribute supersedes an earlier one."""
+    for pattern in _ATTRIBUTE:
+        match = pattern.search(fact)
+        if match is not None:
+            attribute = " ".join(match.group("attr").casefold().split())
+            return attribute, match.group("value").strip()
+    return None
 
 
 def extract_facts(text: str) -> list[str]:

@@ -11,8 +11,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from smartctx.agents.answer_scoring import score
 from smartctx.agents.facts import extract_facts
-from smartctx.agents.knowledge import Sentence, extract_knowledge
+from smartctx.agents.knowledge import Sentence, current_retrieval, extract_knowledge
+from smartctx.agents.language import LEAD_INS, detect_language
+from smartctx.agents.language import NO_INFORMATION as LANG_NO_INFORMATION
 from smartctx.agents.models import ChatMessages, copy_messages
 from smartctx.agents.rules import (
     contains_phrase,
@@ -37,6 +40,22 @@ REFUSALS = (
 """Replies used instead of one that would break a rule (the seed picks the first one tried)."""
 
 _CACHE_SIZE = 4096
+CONVERSATION_OVERLAP = 0.5
+"""Word overlap an earlier user statement needs to answer ("The hotel wifi blocks my VPN" does
+not answer "What is the wifi password for guests?")."""
+
+CALIBRATION: dict[str, dict[str, float]] = {
+    "use-multilingual-v3": {
+        "threshold": 0.26,
+        "strong_similarity": 0.28,
+        "embedder_weight": 0.4,
+        "second_ratio": 0.7,
+    },
+}
+"""Options per embedder, calibrated on the development split of ``smartctx bench answers``:
+the lowest best score of an answerable question there is 0.30 and the highest of an
+unanswerable one 0.22; cross-lingual answers (no shared word) reach a similarity of 0.31, while
+off-topic sentences stay below 0.28."""
 
 
 class GroundedResponder:
@@ -55,20 +74,20 @@ class GroundedResponder:
        translations from a small built-in table.
     3. **Statements.** A query that is not a question but states facts about the user ("My
        employee number is 48213") is acknowledged: "Noted: Your employee number is 48213."
-    4. **Grounded answer.** Otherwise the knowledge sentences of the context (``rag_doc``,
-       ``memory``, recalled and summary text, facts the user stated earlier; see
-       :mod:`smartctx.agents.knowledge`) are scored against the query: the weighted share of the
-       query's analysed words (stop words dropped, light stemming) found in the sentence
-       (80%) and in its section (20%), words weighted by rarity in the context. With an
-       ``embedder`` the cosine similarity can lift that score (``max(lexical, (1 - w) *
-       lexical + w * cosine)``, ``w = embedder_weight``) but never sink it, and, when
-       ``strong_similarity`` is set (calibrate it per embedder), a sentence sharing no word
-       with the query (another language, a synonym) counts when its cosine reaches it.
-       Sentences sharing a word and scoring at least ``threshold`` answer: the best ones (at
-       most ``max_sentences``, each within 75% of the best), in context order, each source
-       cited after its sentences as ``[source: <id>]``; what the user said about themselves is
-       turned to the second person ("Your employee number is 48213 [source: mem:...]"). Below
-       the threshold the reply is exactly :data:`NO_INFORMATION`.
+    4. **Grounded answer.** Otherwise the sentences and list items of the sourced context
+       (``rag_doc``, ``memory``, recalled and summary text, facts the user stated earlier; see
+       :mod:`smartctx.agents.knowledge`; never instructions, tool logs or the model's own
+       replies) are scored against the query by :func:`smartctx.agents.answer_scoring.score`:
+       lexical overlap, multilingual similarity (with an ``embedder``), the answer type the
+       question asks for and the names and numbers it repeats. A sentence sharing a word with
+       the query answers when its score reaches ``threshold``; one sharing none (another
+       language) when its similarity reaches ``strong_similarity``. The best one, and a second
+       scoring at least ``second_ratio`` of it (at most ``max_sentences``), are said in context
+       order, each source cited after its sentences as ``[source: <id>]``; what the user said
+       about themselves is turned to the second person. A question in another language gets a
+       lead-in in its language naming the source, then the evidence as written
+       (:mod:`smartctx.agents.language`). When nothing qualifies the reply is
+       :data:`NO_INFORMATION` (in another language, its translation followed by it).
     5. **Post-filter.** A reply containing a forbidden phrase (ignoring case, spacing and
        punctuation: "I-GIVE  up!" counts) is replaced by a refusal from :data:`REFUSALS` that
        contains none of them.
@@ -90,6 +109,7 @@ class GroundedResponder:
         max_sentences: int = 2,
         embedder_weight: float = 0.35,
         strong_similarity: float | None = None,
+        second_ratio: float = 0.75,
         name: str = "grounded",
     ) -> None:
         self.name = name
@@ -99,8 +119,25 @@ class GroundedResponder:
         self.max_sentences = max(1, max_sentences)
         self.embedder_weight = embedder_weight if embedder is not None else 0.0
         self.strong_similarity = strong_similarity if embedder is not None else None
+        self.second_ratio = second_ratio
         self._vectors: OrderedDict[str, Vector] = OrderedDict()
         self._cache_lock = threading.Lock()
+
+    @classmethod
+    def calibrated(cls, embedder: Embedder | None, *, seed: int = 0) -> GroundedResponder:
+        """A responder with the options :data:`CALIBRATION` holds for ``embedder`` (lexical
+        only, the constructor's defaults, for an embedder without calibration)."""
+        if embedder is None or embedder.name not in CALIBRATION:
+            return cls(seed=seed)
+        options = CALIBRATION[embedder.name]
+        return cls(
+            embedder=embedder,
+            seed=seed,
+            threshold=options["threshold"],
+            strong_similarity=options["strong_similarity"],
+            embedder_weight=options["embedder_weight"],
+            second_ratio=options["second_ratio"],
+        )
 
     async def complete(self, messages: ChatMessages, *, temperature: float | None = None) -> str:
         """The reply to ``messages`` (see the class docstring)."""
@@ -136,17 +173,25 @@ class GroundedResponder:
         return "..."
 
     def answer(self, query: str, messages: Sequence[dict[str, str]]) -> str:
-        """The grounded answer to ``query`` from ``messages``, or :data:`NO_INFORMATION`."""
-        ranked = self.rank(query, extract_knowledge(messages))
+        """The grounded answer to ``query`` from ``messages``, or the abstention."""
+        lang = detect_language(query)
+        sentences = extract_knowledge(messages)
+        current = current_retrieval(messages, query)
+        if current:
+            # in a long thread older documents stay in the window: this turn's answer first
+            fresh = [s for s in sentences if not s.source.startswith("kb:") or s.source in current]
+            sentences = fresh if any(s.source in current for s in fresh) else sentences
+        ranked = self.rank(query, sentences)
         if not ranked:
-            return NO_INFORMATION
+            other = LANG_NO_INFORMATION.get(lang)
+            return f"{other} ({NO_INFORMATION})" if other else NO_INFORMATION
         best = ranked[0][1]
         # The same fact often reaches the prompt twice (a memory item and a remembered pair):
         # say it once, from its best-ranked source.
         chosen: list[Sentence] = []
         said: set[str] = set()
-        for sentence, score in ranked:
-            if len(chosen) == self.max_sentences or score < 0.75 * best:
+        for sentence, value in ranked:
+            if len(chosen) == self.max_sentences or value < self.second_ratio * best:
                 break
             key = " ".join(sorted(sentence.tokens))
             if key not in said:
@@ -158,37 +203,38 @@ class GroundedResponder:
             text = to_second_person(sentence.text) if sentence.personal else sentence.text
             last_of_source = i + 1 == len(chosen) or chosen[i + 1].source != sentence.source
             parts.append(f"{text} [source: {sentence.source}]" if last_of_source else text)
-        return " ".join(parts)
+        answer = " ".join(parts)
+        lead = LEAD_INS.get(lang)
+        if lead is not None and detect_language(answer) != lang:
+            return f"{lead.format(source=chosen[0].source)} {answer}"
+        return answer
 
     def rank(self, query: str, sentences: Sequence[Sentence]) -> list[tuple[Sentence, float]]:
-        """Sentences scoring at least ``threshold``, best first (ties: earlier first)."""
-        terms = set(analyze(query))
-        if not terms or not sentences:
+        """Sentences that may answer ``query``, best first (ties: earlier first).
+
+        A sentence qualifies when it shares a word with the query and scores at least
+        ``threshold`` (:func:`smartctx.agents.answer_scoring.score`), or, with an embedder and
+        ``strong_similarity`` set, when its similarity alone reaches it (another language, a
+        synonym). Lead-ins ending with a colon ("Limits for travel:") are context, not answers.
+        """
+        candidates = [s for s in sentences if not s.text.rstrip().endswith(":")]
+        if not analyze(query) or not candidates:
             return []
-        count = len(sentences)
-        weight = {
-            t: 1.0 + float(np.log((count + 1) / (1 + sum(t in s.tokens for s in sentences))))
-            for t in terms
-        }
-        total = sum(weight.values())
-        lexical = [
-            0.8 * sum(weight[t] for t in terms & s.tokens) / total
-            + 0.2 * sum(weight[t] for t in terms & s.context_tokens) / total
-            for s in sentences
-        ]
-        cosines = [0.0] * count
+        sims: list[float] | None = None
         if self.embedder is not None and self.embedder_weight > 0:
-            cosines = self._cosines(query, [s.text for s in sentences])
-        w = self.embedder_weight
+            sims = self._cosines(query, [s.text for s in candidates])
+        scored = score(query, candidates, sims, similarity_weight=self.embedder_weight)
         strong = self.strong_similarity
         ranked: list[tuple[Sentence, float]] = []
-        for sentence, lex, cos in zip(sentences, lexical, cosines, strict=True):
-            # the embedder may lift a lexical match, never sink one
-            score = max(lex, (1 - w) * lex + w * cos)
-            if lex > 0 and score >= self.threshold:
-                ranked.append((sentence, score))
-            elif strong is not None and cos >= strong:
-                ranked.append((sentence, cos))
+        for item in scored:
+            if item.sentence.source == "conversation" and item.lexical < CONVERSATION_OVERLAP:
+                continue  # what the user said earlier answers only what it is plainly about
+            if item.lexical > 0 and item.score >= self.threshold:
+                ranked.append((item.sentence, item.score))
+            elif item.lexical == 0 and strong is not None and item.similarity >= strong:
+                # no shared word: the similarity alone must be strong, and the whole score
+                # must still clear the threshold
+                ranked.append((item.sentence, max(item.score, item.similarity)))
         ranked.sort(key=lambda pair: (-pair[1], pair[0].order))
         return ranked
 

@@ -13,7 +13,14 @@ system slots and summaries. :func:`extract_knowledge` turns that back into score
 - earlier user messages of the conversation: the facts the user stated about themselves
   (:func:`~smartctx.agents.facts.extract_facts`), cited as ``conversation``; the last user
   message is the query and is never its own answer;
-- tool logs and assistant messages are never knowledge (the model would quote itself).
+- remembered items (``mem:``, ``pair:``) count only for the facts the user stated in them (a
+  remembered complaint or request answers nothing);
+- tool logs and assistant messages are never knowledge (the model would quote itself);
+- prompt scaffolding ("Current request (required ...", "Memory context (...") and raw JSON are
+  never knowledge.
+
+A system message in the chat shape of :mod:`smartctx.window.chat` (rules, then ``## Memory``,
+``## Knowledge``... sections) is read item by item, exactly as the one-message-per-slot shape.
 """
 
 from __future__ import annotations
@@ -23,8 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from smartctx.agents.facts import extract_facts
-from smartctx.agents.text import is_question, split_sentences
+from smartctx.agents.text import is_question, split_units
 from smartctx.retrieval.analysis import analyze
+from smartctx.window.chat import EARLIER_ASSISTANT, EARLIER_USER, HEADINGS
 from smartctx.window.summarizer import SUMMARY_PREFIX
 
 _TAG = re.compile(r"^\s*\[(source|recalled from|tool):\s*([^\]]+)\]\s*", re.IGNORECASE)
@@ -66,14 +74,60 @@ def _personal_source(source: str) -> bool:
     return source in ("conversation", "summary") or source.startswith(("mem:", "user:", "pair:"))
 
 
-def extract_knowledge(messages: Sequence[dict[str, str]]) -> list[Sentence]:
-    """Candidate answer sentences in ``messages`` (see the module docstring), in prompt order."""
+_SCAFFOLDING = re.compile(
+    r"^\s*(?:current\s+request\s*\(|memory\s+context\s*\(|\{|\[\s*\{)|\"[a-z_]+\"\s*:",
+    re.IGNORECASE,
+)
+
+
+def _pieces(messages: Sequence[dict[str, str]]) -> list[tuple[str, str, bool]]:
+    """``(role, content, is_last_user)`` pieces: a system message shaped by
+    :mod:`smartctx.window.chat` is cut at its section headings and tags, so each context item
+    is read as if it were its own message; moved conversation keeps its role."""
     last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
-    out: list[Sentence] = []
-    seen_system = False
+    out: list[tuple[str, str, bool]] = []
     for index, message in enumerate(messages):
         role, content = message["role"], message["content"]
+        if role != "system":
+            out.append((role, content, index == last_user))
+            continue
+        current: list[str] = []
+        parts: list[str] = []
+        for line in content.split("\n"):
+            heading = line.strip() in HEADINGS
+            if (heading or _PIECE_START.match(line)) and current:
+                parts.append("\n".join(current))
+                current = []
+            if not heading:
+                current.append(line)
+        if current:
+            parts.append("\n".join(current))
+        for part in parts:
+            if not part.strip():
+                continue
+            if part.startswith(EARLIER_USER):
+                out.append(("earlier", part[len(EARLIER_USER) :].strip(), False))
+            elif part.startswith(EARLIER_ASSISTANT):
+                out.append(("assistant", part[len(EARLIER_ASSISTANT) :].strip(), False))
+            else:
+                out.append(("system", part.strip(), False))
+    return out
+
+
+_PIECE_START = re.compile(
+    r"^\[(?:source|recalled from|tool):|^\[earlier (?:user message|assistant reply)\]",
+    re.IGNORECASE,
+)
+
+
+def extract_knowledge(messages: Sequence[dict[str, str]]) -> list[Sentence]:
+    """Candidate answer sentences in ``messages`` (see the module docstring), in prompt order."""
+    out: list[Sentence] = []
+    seen_system = False
+    for role, content, is_last_user in _pieces(messages):
         statements_only = False
+        if _SCAFFOLDING.search(content):
+            continue  # prompt scaffolding or raw JSON is never evidence
         if role == "system":
             tag = _TAG.match(content)
             if tag is not None:
@@ -88,18 +142,48 @@ def extract_knowledge(messages: Sequence[dict[str, str]]) -> list[Sentence]:
                 source, body = ("summary" if seen_system else "system"), content
                 seen_system = True
                 statements_only = True
-        elif role == "user" and index != last_user:
+        elif role == "user" and not is_last_user:
             source, body, statements_only = "conversation", " ".join(extract_facts(content)), True
+        elif role == "earlier":
+            # an earlier user message brought back from the archive: its statements count
+            source, body, statements_only = "conversation", content, True
         else:
             continue
         body = _EXCHANGE.sub(lambda m: m.group("user") + " ", body)
         context = frozenset(analyze(body))
         personal = _personal_source(source)
-        for raw in split_sentences(body):
+        remembered = source.startswith(("mem:", "pair:"))
+        for raw in split_units(body):
             sentence = _ACK.sub("", raw) if source == "summary" else raw
             if is_question(sentence) or (statements_only and _INSTRUCTION.match(sentence)):
                 continue
+            if remembered and not extract_facts(sentence):
+                continue  # a remembered complaint ("my VPN drops") answers nothing
             tokens = frozenset(analyze(sentence))
             if tokens:
                 out.append(Sentence(sentence, source, tokens, context, len(out), personal))
     return out
+
+
+_SEARCH_LOG = re.compile(
+    r"kb\.search\((?P<q>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\) -> (?P<ids>.*)$"
+)
+
+
+def current_retrieval(messages: Sequence[dict[str, str]], query: str) -> set[str] | None:
+    """The knowledge sources retrieved for ``query`` this turn, read from the knowledge base's
+    tool log (``kb.search('<query>') -> kb:a#1, kb:b#2``), or ``None`` when no log names it.
+    In a long thread older documents stay in the window; the current ones answer first."""
+    found: set[str] | None = None
+    for role, content, _ in _pieces(messages):
+        if role != "system":
+            continue
+        body = content[len("[tool: kb.search]") :].strip() if content.startswith("[tool:") else ""
+        match = _SEARCH_LOG.match(body)
+        if match is None:
+            continue
+        shown = match.group("q")[1:-1].rstrip("…")
+        if shown and query.strip().startswith(shown.replace("\\'", "'")):
+            ids = match.group("ids").strip()
+            found = set() if ids == "(no results)" else {i.strip() for i in ids.split(",")}
+    return found

@@ -162,5 +162,7 @@ def model_from_settings(settings: Settings) -> ChatModel:
             timeout=settings.llm_timeout,
         )
     from smartctx.agents.grounded import GroundedResponder
+    from smartctx.core.embeddings import get_embedder
 
-    return GroundedResponder()
+    # the similarity embedder loads lazily, on the first answer that needs it
+    return GroundedResponder.calibrated(get_embedder(settings.embedder))

@@ -39,6 +39,29 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+MAX_ITEM_WORDS = 80
+
+
+def split_units(text: str) -> list[str]:
+    """Like :func:`split_sentences`, but a list item up to :data:`MAX_ITEM_WORDS` words stays
+    one unit ("4. Approve the push ... The prompt expires after 60 seconds ..."): the
+    sentences of one step answer together."""
+    out: list[str] = []
+    for block in _BREAK.split(text):
+        stripped = block.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        joined = " ".join(line.strip() for line in stripped.splitlines())
+        if _ITEM.match(joined) and len(joined.split()) <= MAX_ITEM_WORDS:
+            clean = _MARKUP.sub("", _MARKUP.sub("", joined)).strip()
+            if clean:
+                out.append(clean)
+            continue
+        out.extend(split_sentences(stripped))
+    return out
+
+
 def to_second_person(sentence: str) -> str:
     """``sentence`` as said back to its author ("My number is 4" -> "Your number is 4")."""
     out = sentence

@@ -21,6 +21,7 @@ from smartctx.cli import memories as _memories  # noqa: F401  # isort: skip
 from smartctx.cli import bench as _bench  # noqa: F401  # isort: skip
 from smartctx.cli import bench_locomo as _bench_locomo  # noqa: F401  # isort: skip
 from smartctx.cli import bench_serve as _bench_serve  # noqa: F401  # isort: skip
+from smartctx.cli import bench_answers as _bench_answers  # noqa: F401  # isort: skip
 from smartctx.cli import simulate as _simulate  # noqa: F401  # isort: skip
 from smartctx.cli import kb as _kb  # noqa: F401  # isort: skip
 from smartctx.cli import mcp as _mcp  # noqa: F401  # isort: skip

@@ -82,6 +82,9 @@ class Settings(BaseSettings):
     llm_model: str = "gpt-4o-mini"
     llm_api_key: str | None = None
     llm_timeout: float = 60.0
+    memory_llm: bool = Field(
+        True, description="with an LLM configured, also use it to extract and consolidate facts"
+    )
 
     # personal memory
     retention_days_pairs: int = Field(30, ge=0)

@@ -10,8 +10,12 @@
   windows, see ``chunking.passage_views``) and its similarity to a query is the best view's;
 - ``search`` can say "nothing relevant": a chunk is a candidate only when it shares a search term
   with the query and its cosine similarity reaches ``min_similarity``, or, with no shared term
-  (another language), when the similarity reaches ``strong_similarity``. Both default per
-  embedder (calibrated on the shipped corpus); candidates are ordered by fused rank, ties by id;
+  (another language), when the similarity reaches ``strong_similarity``, or when one of its
+  sentences is close to the query for the cross-lingual sentence bridge
+  (:mod:`smartctx.retrieval.kb_sentences`, USE by default, ``bridge_similarity``). The
+  thresholds default per embedder (calibrated on the development split of the
+  ``smartctx bench answers`` questions); candidates are ordered by fused rank (BM25 and the sum
+  of the chunk and best-sentence similarities), ties by id;
 - three layers, later wins by name: the shipped corpus (``builtin``), the stored documents
   (``load``), the documents added or removed in this process since the last ``save``;
 - persistence is explicit and async (``await kb.load()``, ``await kb.save()``); search is sync.
@@ -28,12 +32,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from smartctx.core.embeddings import Embedder, Vector, get_embedder
 from smartctx.core.errors import ConfigError, InvalidInput, NotFound
 from smartctx.core.reporting import Report, ReportingEmbedder
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.chunking import Chunk, chunk_document, content_hash
 from smartctx.retrieval.kb_index import ChunkIndex, DocEntry, embed_documents
+from smartctx.retrieval.kb_sentences import SentenceBridge
 from smartctx.retrieval.kb_sources import builtin_corpus, check_name, discover, read_document
 from smartctx.retrieval.kb_store import KBStore, StoredDocument
 from smartctx.store import Database
@@ -47,6 +54,10 @@ _THRESHOLDS: dict[str, tuple[float, float]] = {
     "use-multilingual-v3": (0.2, 0.4),
 }
 _TERM_ONLY = (-1.0, 2.0)  # unknown embedders: a shared term decides, no cross-lingual path
+BRIDGE_SIMILARITY = 0.24
+"""Best-sentence USE cosine at which a chunk is relevant without a shared term. On the dev
+split, off-topic questions (any language) stay <= 0.21 and the right chunk of a German, Spanish
+or Korean question scores >= 0.31."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +105,9 @@ class KnowledgeBase:
     """Documents chunked and searched by hybrid rank fusion (see the module contract).
 
     ``embedder`` defaults to ``get_embedder(Settings().retrieval_embedder)`` (e5), resolved on
-    first use; ``db`` is needed only by ``load``/``save``/``forget``; ``owner`` scopes the rows.
+    first use; ``bridge_embedder`` (the cross-lingual sentence bridge) defaults to USE when
+    ``embedder`` is left to default too, and to none (no bridge) when an embedder is passed;
+    ``db`` is needed only by ``load``/``save``/``forget``; ``owner`` scopes the rows.
     The constructor does no I/O.
     """
 
@@ -109,6 +122,8 @@ class KnowledgeBase:
         strong_similarity: float | None = None,
         rrf_k: int = 60,
         weights: tuple[float, float] = (1.0, 1.0),
+        bridge_embedder: Embedder | None = None,
+        bridge_similarity: float = BRIDGE_SIMILARITY,
     ) -> None:
         if not owner:
             raise InvalidInput("owner must be a non-empty string")
@@ -127,6 +142,10 @@ class KnowledgeBase:
         self._removed: set[str] = set()  # removals not saved yet
         self._hidden: set[str] = set()  # shipped documents removed in this process
         self._index: ChunkIndex | None = None
+        self._bridge_embedder = bridge_embedder
+        self._bridge_default = embedder is None and bridge_embedder is None
+        self._bridge: SentenceBridge | None = None
+        self.bridge_similarity = bridge_similarity
         self._lock = threading.RLock()
 
     # -- construction -------------------------------------------------------------------------
@@ -262,7 +281,19 @@ class KnowledgeBase:
         if self._index is None:
             self._index = ChunkIndex(self.embedder, rrf_k=self._rrf_k, weights=self._weights)
         self._index.sync(self._visible(), self.counter)
+        bridge = self._bridge_index()
+        if bridge is not None:
+            bridge.sync(self._index.ids, [self._index.chunk(i) for i in self._index.ids])
         return self._index
+
+    def _bridge_index(self) -> SentenceBridge | None:
+        if self._bridge is None:
+            embedder = self._bridge_embedder
+            if embedder is None and self._bridge_default:
+                embedder = get_embedder("use")
+            if embedder is not None:
+                self._bridge = SentenceBridge(embedder)
+        return self._bridge
 
     def prepare(self) -> None:
         """Embed and index every document now (e.g. at server start, in a worker thread), so the
@@ -292,7 +323,12 @@ class KnowledgeBase:
                 return []
             low, high = self._thresholds(min_similarity, strong_similarity)
             lexical, dense = index.scores(query)
+            similarity = dense
             relevant = ((lexical > 0) & (dense >= low)) | (dense >= high)
+            if self._bridge is not None:
+                bridge = self._bridge.scores(query)
+                relevant |= bridge >= self.bridge_similarity
+                dense = (dense + 0.3 * np.maximum(bridge, 0.0)).astype(np.float32)
             hits = [
                 KBHit(
                     source_id=chunk.source_id,
@@ -300,7 +336,7 @@ class KnowledgeBase:
                     heading=chunk.title,
                     text=chunk.text,
                     score=score,
-                    similarity=float(dense[pos]),
+                    similarity=float(similarity[pos]),
                     lexical=float(lexical[pos]),
                 )
                 for pos, chunk, score in index.rank(lexical, dense, relevant)[:k]

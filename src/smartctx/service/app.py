@@ -61,6 +61,8 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from smartctx import __version__
 from smartctx.agents import ChatModel, ContextProvider, model_from_settings
+from smartctx.agents.llm_memory import LLMConsolidator
+from smartctx.agents.relevance import RelevanceGate
 from smartctx.core.clock import Clock, SystemClock
 from smartctx.core.embed_cache import CachedEmbedder
 from smartctx.core.embeddings import Embedder, embed_queries, get_embedder
@@ -165,7 +167,22 @@ def _personal_parts(
 ) -> tuple[PersonalMemory, list[TurnHook], APIRouter]:
     """The personal memory (forget wired to the other stores), its turn hook and its router."""
     memory = build_personal_memory(db, settings=settings, clock=clock)
-    return memory, [create_hook(memory)], personal_router(memory)
+    hook = create_hook(
+        memory,
+        gate=_relevance_gate(settings),
+        counter=get_counter(settings.token_encoding),
+        allowance=int(settings.budget * MEMORY_SHARE),
+    )
+    return memory, [hook], personal_router(memory)
+
+
+MEMORY_SHARE = 0.1
+"""Share of a context's budget that the personal-memory hook may fill with recalled memory."""
+
+
+def _relevance_gate(settings: Settings) -> RelevanceGate:
+    """The gate recalled memory must pass (the similarity embedder, loaded on first use)."""
+    return RelevanceGate(get_embedder(settings.embedder))
 
 
 def create_app(
@@ -216,7 +233,17 @@ def create_app(
     personal, personal_hooks, personal_routes = (
         _personal_parts(db, settings, clock) if hooks is None else (None, [], None)
     )
-    owner_memory = OwnerMemory(db, personal=personal) if with_memory else None
+    chat_model = model or model_from_settings(settings)
+    consolidator = (
+        LLMConsolidator(chat_model) if settings.llm_base_url and settings.memory_llm else None
+    )
+    owner_memory = (
+        OwnerMemory(
+            db, personal=personal, gate=_relevance_gate(settings), consolidator=consolidator
+        )
+        if with_memory
+        else None
+    )
     turn_hooks = list(hooks) if hooks is not None else personal_hooks
     retrieval_name = settings.retrieval_embedder
 
@@ -241,7 +268,7 @@ def create_app(
     executor = ObservedExecutor(
         registry,
         settings,
-        model=model or model_from_settings(settings),
+        model=chat_model,
         providers=providers,
         hooks=turn_hooks,
         history_formatter=history_formatter,

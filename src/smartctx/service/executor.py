@@ -76,27 +76,43 @@ HistoryFormatter = Callable[[ChatMessages], ChatMessages]
 one user message for a model that takes no chat roles). Must not mutate its argument."""
 
 
+MEMORY_RULE = (
+    "Memory is support only: where it disagrees with the current request, the request wins."
+)
+"""The rule a turn with hook memory adds to the system message (the hook's planner input restates
+that memory and is not sent: the model sees each item once, as a sourced line)."""
+
+
 class _TurnModel:
-    """The server's model for one turn: applies the planner input and the history formatter."""
+    """The server's model for one turn: adds the memory rule and applies the history formatter.
+
+    The rule goes at the end of the rules part of the one system message (before its first
+    ``## `` section), so the chat shape of :mod:`smartctx.window.chat` is kept.
+    """
 
     def __init__(
         self,
         inner: ChatModel,
-        planner_input: str | None,
+        memory_rule: bool,
         formatter: HistoryFormatter | None,
         precompute: TurnPrecompute | None = None,
     ) -> None:
         self.inner = inner
         self.name = inner.name
-        self.planner_input = planner_input
+        self.memory_rule = memory_rule
         self.formatter = formatter
         self.precompute = precompute
 
     def _prepare(self, messages: ChatMessages) -> ChatMessages:
         out = [dict(m) for m in messages]
-        if self.planner_input:
-            last_user = max((i for i, m in enumerate(out) if m["role"] == "user"), default=len(out))
-            out.insert(last_user, {"role": "system", "content": self.planner_input})
+        if self.memory_rule:
+            if out and out[0]["role"] == "system":
+                body = out[0]["content"]
+                cut = body.find("\n\n## ")
+                cut = len(body) if cut < 0 else cut
+                out[0]["content"] = f"{body[:cut]}\n\n{MEMORY_RULE}{body[cut:]}".lstrip()
+            else:
+                out.insert(0, {"role": "system", "content": MEMORY_RULE})
         if self.formatter is not None:
             out = self.formatter(out)
         return out
@@ -261,14 +277,11 @@ class SmartctxExecutor(AgentExecutor):
             events = []
             for slot in turn.slots:
                 events += live.add(_hook_slot(slot)).events
-            # The planner input restates the hook's memory for the model; without memory
-            # slots it would only repeat the utterance, so it is left out.
-            planner = turn.planner_input if turn.slots else None
             providers = self.providers_for(owner, live.preset)
             if self.precompute is not None:
                 providers = [PrecomputingProvider(p, self.precompute) for p in providers]
             agent = Agent(
-                _TurnModel(self.model, planner, self.history_formatter, self.precompute),
+                _TurnModel(self.model, bool(turn.slots), self.history_formatter, self.precompute),
                 providers,
             )
             thread = thread_of(live, context_id, owner)

@@ -6,7 +6,9 @@ owner uses besides the server's own (the knowledge base):
 - a :class:`~smartctx.agents.LongTermMemoryProvider` over one shared
   :class:`~smartctx.agents.memory_store.SqlMemoryStore` (table ``agent_memory`` of the service's
   database), so what an owner says in one context is recalled in the owner's other contexts
-  (``memory`` slots with source id ``mem:<item id>``), and never in another owner's;
+  (``memory`` slots with source id ``mem:<item id>``), and never in another owner's; with a
+  ``gate`` (the service passes one) only items relevant to the request, below the turn's
+  evidence in priority;
 - a :class:`~smartctx.agents.ProfileProvider` over personal memory's *confirmed* profile items,
   when the service has personal memory.
 
@@ -25,7 +27,9 @@ from typing import Any
 
 from smartctx.agents import ContextProvider, LongTermMemoryProvider, ProfileProvider
 from smartctx.agents.builtin_providers import PersonalMemoryProfileSource
+from smartctx.agents.llm_memory import LLMConsolidator
 from smartctx.agents.memory_store import MemoryItem, SqlMemoryStore
+from smartctx.agents.relevance import RelevanceGate
 from smartctx.core.embeddings import Embedder
 from smartctx.service.memories.rows import erase_records
 from smartctx.store.db import Database
@@ -47,6 +51,8 @@ class OwnerMemory:
         embedder: Embedder | None = None,
         k: int = 3,
         max_owners: int = MAX_OWNERS,
+        gate: RelevanceGate | None = None,
+        consolidator: LLMConsolidator | None = None,
     ) -> None:
         self.store = SqlMemoryStore(db)
         self.profile_source = (
@@ -54,6 +60,8 @@ class OwnerMemory:
         )
         self.embedder = embedder
         self.k = k
+        self.gate = gate
+        self.consolidator = consolidator
         self.max_owners = max(1, max_owners)
         self._cache: OrderedDict[str, tuple[LongTermMemoryProvider, ProfileProvider | None]] = (
             OrderedDict()
@@ -64,9 +72,18 @@ class OwnerMemory:
         if cached is not None:
             self._cache.move_to_end(owner)
             return cached
-        memory = LongTermMemoryProvider(owner, store=self.store, embedder=self.embedder, k=self.k)
+        memory = LongTermMemoryProvider(
+            owner,
+            store=self.store,
+            embedder=self.embedder,
+            k=self.k,
+            gate=self.gate,
+            consolidator=self.consolidator,
+        )
         profile = (
-            ProfileProvider(self.profile_source, owner) if self.profile_source is not None else None
+            ProfileProvider(self.profile_source, owner, gate=self.gate)
+            if self.profile_source is not None
+            else None
         )
         self._cache[owner] = (memory, profile)
         while len(self._cache) > self.max_owners:

@@ -7,18 +7,31 @@ store. It normalises it (compact, redacted), adds it to the window as ``memory``
 source ids (``profile:<key>``, ``pair:<id>``, ``summary:session|day:<day>|week``) and sets
 ``planner_input`` with the current utterance first: memory is support, never command.
 
+Relevant recall only: the candidates (the last :data:`CANDIDATE_PAIRS` pairs of the owner's other
+sessions, the summaries, the confirmed profile) lose the rows not worth recalling
+(:func:`smartctx.memory.quality.junk_reason`: abstentions, errors, scaffolding, chit-chat),
+then a :class:`~smartctx.agents.relevance.RelevanceGate` keeps those relevant to the current
+request, best first, each once, within ``allowance`` tokens. They enter at priority
+:data:`RECALL_PRIORITY`, below the turn's knowledge documents (``rag_doc`` 7), so memory never
+displaces the evidence of the current turn. Without a gate every candidate is added (the
+device-contract tests and the demo use that).
+
 ``after_turn`` stores the turn as a pair (idempotent by the device's ``pair_id`` when given),
-which runs the profile extractor, and returns ``{EXTENSION_URI: build_memory_update(...)}``
-with ``assistant_text`` filled and the profile candidates the turn touched.
+which runs the profile extractor, unless it is not worth remembering (then nothing is stored and
+the update carries the current sync state), and returns ``{EXTENSION_URI:
+build_memory_update(...)}`` with ``assistant_text`` filled and the profile candidates the turn
+touched.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from smartctx.core.slots import Slot, SlotKind
+from smartctx.core.tokens import TokenCounter
 from smartctx.memory.contract import (
     EXTENSION_URI,
     build_memory_update,
@@ -28,8 +41,17 @@ from smartctx.memory.contract import (
 from smartctx.memory.pairs import MAX_TEXT, PairIn
 from smartctx.memory.personal import PersonalMemory
 from smartctx.memory.planner import build_planner_input, render_planner_input
+from smartctx.memory.quality import is_junk_text, junk_reason
 from smartctx.memory.snapshot import server_snapshot
 from smartctx.service.hooks import TurnContext
+
+if TYPE_CHECKING:
+    from smartctx.agents.relevance import RelevanceGate
+
+CANDIDATE_PAIRS = 20
+"""Recent pairs considered for recall (a bounded window: recall never scans the history)."""
+RECALL_PRIORITY = 6.0
+"""Priority of recalled memory slots: below ``rag_doc`` (7), above old agent replies (5)."""
 
 _VOICE_FIELDS = ("session_id", "last_route", "active_workflow_id")
 
@@ -48,22 +70,34 @@ class PersonalMemoryHook:
 
     extension_uri: str | None = EXTENSION_URI
 
-    def __init__(self, memory: PersonalMemory, *, max_pairs: int = 5) -> None:
+    def __init__(
+        self,
+        memory: PersonalMemory,
+        *,
+        max_pairs: int = 5,
+        gate: RelevanceGate | None = None,
+        counter: TokenCounter | None = None,
+        allowance: int = 400,
+    ) -> None:
         self.memory = memory
         self.max_pairs = max_pairs
+        self.gate = gate
+        self.counter = counter
+        self.allowance = allowance
 
     async def before_turn(self, turn: TurnContext) -> None:
         voice = _voice_context(turn.metadata)
+        pairs = CANDIDATE_PAIRS if self.gate is not None else self.max_pairs
         if snapshot_of(voice):
             source: Mapping[str, Any] = voice
             snapshot: Mapping[str, Any] = snapshot_of(voice)
         else:
             snapshot = await server_snapshot(
-                self.memory, turn.owner, exclude_session=turn.context_id, max_pairs=self.max_pairs
+                self.memory, turn.owner, exclude_session=turn.context_id, max_pairs=pairs
             )
             source = {"memory_snapshot": snapshot}
-        context = normalize_memory_context(source, max_pairs=self.max_pairs)
-        turn.slots.extend(_slots(context, snapshot))
+        context = normalize_memory_context(source, max_pairs=pairs)
+        turn.slots.extend(await self._relevant(turn.user_text, _slots(context, snapshot)))
         planner = build_planner_input(
             turn.user_text,
             context,
@@ -73,6 +107,43 @@ class PersonalMemoryHook:
             else None,
         )
         turn.planner_input = render_planner_input(planner)
+
+    async def _relevant(self, request: str, candidates: list[Slot]) -> list[Slot]:
+        """The candidates worth recalling for ``request`` (see the module docstring)."""
+        gate = self.gate
+        if gate is None:
+            return candidates
+        worthy = [s for s in candidates if _worth_recalling(s)]
+        if not worthy:
+            return []
+        counter = self.counter
+        profile = [s for s in worthy if s.metadata.get("memory") == "profile"]
+        rest = [s for s in worthy if s.metadata.get("memory") != "profile"]
+
+        def select() -> list[tuple[Slot, float]]:
+            # a profile item is judged by its value ("안방" bears on "안방 청정 시작해줘")
+            kept = gate.select(
+                request, profile, lambda s: str(s.metadata.get("value", s.text)), symmetric=True
+            )
+            kept += gate.select(request, rest, lambda s: s.text)
+            kept.sort(key=lambda pair: -pair[1])
+            out: list[tuple[Slot, float]] = []
+            used = 0
+            for slot, value in kept:
+                cost = counter.count(slot.text) if counter is not None else 0
+                if used + cost <= self.allowance:
+                    used += cost
+                    out.append((slot, value))
+            return out
+
+        chosen = await asyncio.to_thread(select)  # embeds: off the event loop
+        return [
+            slot.copy(
+                priority=RECALL_PRIORITY,
+                metadata={**slot.metadata, "relevance": round(score, 4)},
+            )
+            for slot, score in chosen
+        ]
 
     async def after_turn(self, turn: TurnContext) -> dict[str, Any]:
         voice = _voice_context(turn.metadata)
@@ -86,7 +157,13 @@ class PersonalMemoryHook:
             route_family=route,
             workflow_id=workflow,
         )
-        stored = await self.memory.add_pair(turn.owner, pair)
+        if self.gate is not None and junk_reason(turn.user_text, turn.reply or ""):
+            stored: dict[str, Any] = {
+                **await self.memory.sync_state(turn.owner),
+                "profile_candidates": [],
+            }
+        else:
+            stored = await self.memory.add_pair(turn.owner, pair)
         device_sync = snapshot_of(voice).get("sync")
         sync = (
             device_sync
@@ -105,9 +182,23 @@ class PersonalMemoryHook:
         return {EXTENSION_URI: update}
 
 
-def create_hook(memory: PersonalMemory) -> PersonalMemoryHook:
-    """The hook the service wires by default."""
-    return PersonalMemoryHook(memory)
+def create_hook(
+    memory: PersonalMemory,
+    *,
+    gate: RelevanceGate | None = None,
+    counter: TokenCounter | None = None,
+    allowance: int = 400,
+) -> PersonalMemoryHook:
+    """The hook the service wires by default (with a relevance gate and a token allowance)."""
+    return PersonalMemoryHook(memory, gate=gate, counter=counter, allowance=allowance)
+
+
+def _worth_recalling(slot: Slot) -> bool:
+    """False for a remembered row that should never come back (existing bad rows included)."""
+    user = slot.metadata.get("user")
+    if isinstance(user, str):
+        return junk_reason(user, str(slot.metadata.get("assistant", ""))) is None
+    return not is_junk_text(slot.text)
 
 
 def _slots(context: Mapping[str, Any], snapshot: Mapping[str, Any]) -> list[Slot]:
@@ -127,7 +218,7 @@ def _slots(context: Mapping[str, Any], snapshot: Mapping[str, Any]) -> list[Slot
                 f"User profile{conf}: {key} = {item['value']}",
                 source_id=f"profile:{key}",
                 provenance=(f"profile:{item_id}",) if item_id else (),
-                metadata={"memory": "profile"},
+                metadata={"memory": "profile", "value": str(item["value"])},
             )
         )
     short = context["short_term"]
@@ -141,7 +232,7 @@ def _slots(context: Mapping[str, Any], snapshot: Mapping[str, Any]) -> list[Slot
                 SlotKind.MEMORY,
                 f"Earlier turn. User: {pair['user']} / Assistant: {pair['assistant']}",
                 source_id=f"pair:{pid or f'device-{i}'}",
-                metadata={"memory": "pair"},
+                metadata={"memory": "pair", "user": pair["user"], "assistant": pair["assistant"]},
             )
         )
     summaries = [("summary:session", short["session_summary"])]

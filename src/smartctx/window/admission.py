@@ -9,6 +9,10 @@ Two indexes over the *active* slots of one window:
   ring, so its cost is bounded by ``capacity``, never by the window size. Older slots of a group
   are still caught by the exact index, not by the semantic one. A semantic match also needs equal
   guard signatures (same numbers, same negation / on-off words).
+
+A message that is only a greeting, thanks or farewell formula is keyed by the formula's meaning
+(:mod:`smartctx.window.phrases`), so "Hello" and "您好" are exact duplicates across languages,
+where embeddings of one-word formulas cannot tell "hello" from "thanks".
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ import hashlib
 import re
 import unicodedata
 
+from smartctx.window.phrases import canonical_phrase
+
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 # Words that flip or switch meaning. Each maps to a canonical marker, so "don't" and "do not"
@@ -96,8 +98,11 @@ def text_key(text: str) -> str:
 
 
 def key_of_normalized(norm: str) -> str:
-    """:func:`text_key` of an already normalised text."""
-    return hashlib.blake2b(norm.encode(), digest_size=16).hexdigest()
+    """:func:`text_key` of an already normalised text. A greeting, thanks or farewell formula
+    is keyed by its meaning (:mod:`smartctx.window.phrases`): "Hello" and "您好" share a key."""
+    formula = canonical_phrase(norm)
+    keyed = f"\x00formula:{formula}" if formula is not None else norm
+    return hashlib.blake2b(keyed.encode(), digest_size=16).hexdigest()
 
 
 def guard_signature(text: str) -> frozenset[str]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from smartctx.core.slots import Event, Slot, SlotKind
+from smartctx.window.chat import chat_messages
 
 ROLE: dict[SlotKind, str] = {
     SlotKind.SYSTEM: "system",
@@ -60,7 +61,11 @@ def render_recalled(slot: Slot) -> str:
 class Prompt:
     """An assembled prompt.
 
-    ``messages`` are chat messages ``{"role", "content"}``; ``text`` is the same as plain text
+    ``messages`` are chat messages ``{"role", "content"}``, one per slot (what the token counts
+    add up to); ``chat`` is the same content shaped for a chat model, which is what the agent
+    sends: one system message (rules, then the sourced context in sections, tool logs included)
+    and strict user/assistant alternation, the current user turn last
+    (:mod:`smartctx.window.chat`); ``text`` is ``messages`` as plain text
     (``ROLE: content`` blocks); ``slots`` are copies of the active slots sent, in prompt order;
     ``recalled`` are copies of archived slots brought back for this query; ``tokens`` is the token
     count of everything sent (active + recalled).
@@ -72,10 +77,12 @@ class Prompt:
     recalled: list[Slot] = field(default_factory=list)
     tokens: int = 0
     events: list[Event] = field(default_factory=list)
+    chat: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "messages": [dict(m) for m in self.messages],
+            "chat": [dict(m) for m in self.chat],
             "text": self.text,
             "slots": [s.to_dict() for s in self.slots],
             "recalled": [s.to_dict() for s in self.recalled],
@@ -102,6 +109,10 @@ def build_prompt(
     if not placed:
         entries += [("system", render_recalled(r)) for r in recalled]
     messages = [{"role": role, "content": content} for role, content in entries]
+    chat = chat_messages(
+        [(slot, render_content(slot)) for slot in ordered],
+        [(r, render_recalled(r)) for r in recalled],
+    )
     text = "\n\n".join(f"{role.upper()}: {content}" for role, content in entries)
     return Prompt(
         messages=messages,
@@ -110,4 +121,5 @@ def build_prompt(
         recalled=[s.copy() for s in recalled],
         tokens=tokens,
         events=list(events),
+        chat=chat,
     )

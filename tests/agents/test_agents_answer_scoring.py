@@ -1,0 +1,186 @@
+"""Evidence scoring of the offline responder: answer types, entities, list items, languages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from smartctx.agents import NO_INFORMATION, GroundedResponder
+from smartctx.agents.answer_scoring import answer_types, entities, has_type
+from smartctx.agents.language import detect_language
+from smartctx.core.embeddings import Vector, get_embedder
+
+LIMITS = {
+    "role": "system",
+    "content": "[source: kb:expense.md#1] This policy covers every business expense, including "
+    "travel, hotels and meals. Submit a claim within 30 days.\n\nLimits for travel:\n\n"
+    "- Hotels: up to USD 180 per night (USD 250 in London and Tokyo).\n"
+    "- Meals: a daily allowance of USD 60 while travelling.\n"
+    "- Taxis: allowed when public transport is not practical, or after 22:00.",
+}
+PASSWORDS = {
+    "role": "system",
+    "content": "[source: kb:password.md#2] Passwords must have at least 14 characters and must "
+    "not contain your name. A passphrase of four unrelated words is recommended. Passwords "
+    "expire every 365 days.",
+}
+STEPS = {
+    "role": "system",
+    "content": "[source: kb:vpn.md#2] 1. Open the GlobalProtect app from the system tray.\n"
+    "2. Approve the push notification in the Authenticator app. The prompt expires after 60 "
+    "seconds; if it does, click Connect again.",
+}
+
+
+def ask(question: str, *context: dict[str, str], **options: object) -> str:
+    messages = [*context, {"role": "user", "content": question}]
+    return GroundedResponder(**options).respond(messages)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def served() -> GroundedResponder:
+    """The responder the server uses: USE multilingual with the calibrated options."""
+    return GroundedResponder.calibrated(get_embedder("use"))
+
+
+def answer(responder: GroundedResponder, question: str, *context: dict[str, str]) -> str:
+    return responder.respond([*context, {"role": "user", "content": question}])
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("How long must a new password be?", "length"),
+        ("What is the hotel limit for business trips?", "amount"),
+        ("How many vacation days do I get?", "count"),
+        ("Wie viele Urlaubstage habe ich?", "count"),
+        ("비밀번호는 몇 자 이상이어야 하나요?", "count"),
+        ("Where is the IT desk?", "place"),
+        ("Who do I contact about my claim?", "contact"),
+        ("How do I set up the VPN?", "steps"),
+    ],
+)
+def test_a_question_says_what_kind_of_answer_it_wants(question: str, expected: str) -> None:
+    assert expected in answer_types(question)
+
+
+def test_yes_no_questions_ask_for_no_type_and_types_are_found_in_text() -> None:
+    assert answer_types("Is alcohol reimbursed?") == ()
+    assert has_type("Passwords must have at least 14 characters", ("length",))
+    assert has_type("Hotels: up to USD 180 per night", ("amount",))
+    assert not has_type("Passwords are personal", ("length", "amount"))
+
+
+def test_entities_are_names_acronyms_and_numbers_not_sentence_starts() -> None:
+    assert entities("What's the hotel limit in London for 2 nights?") == {"london", "2"}
+    assert "vpn" in entities("Can the VPN block me?")
+
+
+def test_the_limit_is_answered_from_the_list_item(served: GroundedResponder) -> None:
+    reply = answer(served, "What is the hotel limit for business trips?", LIMITS)
+    assert "USD 180" in reply and reply.endswith("[source: kb:expense.md#1]")
+
+
+def test_a_plural_in_the_evidence_matches_the_singular_question(
+    served: GroundedResponder,
+) -> None:
+    assert "22:00" in answer(served, "Can I expense a taxi?", LIMITS)
+
+
+def test_the_answer_type_finds_the_number_the_question_asks_for(
+    served: GroundedResponder,
+) -> None:
+    assert "14 characters" in answer(served, "How long must a new password be?", PASSWORDS)
+
+
+def test_a_list_item_answers_as_one_unit(served: GroundedResponder) -> None:
+    assert "60 seconds" in answer(served, "How long does the push notification last?", STEPS)
+
+
+def test_no_evidence_means_an_honest_abstention(served: GroundedResponder) -> None:
+    reply = answer(served, "Can I bring my dog to work?", LIMITS, PASSWORDS)
+    assert reply == NO_INFORMATION
+    assert ask("Can I bring my dog to work?", LIMITS, PASSWORDS) == NO_INFORMATION
+
+
+class KeywordEmbedder:
+    """A test double standing in for a multilingual embedder: a text's vector is the set of
+    concepts its words name, whatever the language."""
+
+    name = "keywords"
+    CONCEPTS: ClassVar[dict[str, int]] = {
+        "password": 0,
+        "passwords": 0,
+        "passwort": 0,
+        "비밀번호는": 0,
+        "characters": 1,
+        "lange": 1,
+        "자": 1,
+        "hotel": 2,
+        "hotels": 2,
+    }
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        out = np.full((len(texts), 4), 0.05, dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.casefold().replace("?", " ").replace(".", " ").split():
+                if word in self.CONCEPTS:
+                    out[row, self.CONCEPTS[word]] = 1.0
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize(
+    ("question", "lead"),
+    [
+        ("Wie lange muss ein Passwort sein?", "Laut"),
+        ("비밀번호는 몇 자 이상이어야 하나요?", "따르면"),
+    ],
+)
+def test_a_question_in_another_language_quotes_the_evidence_with_a_lead_in(
+    question: str, lead: str
+) -> None:
+    answer = ask(
+        question, PASSWORDS, embedder=KeywordEmbedder(), strong_similarity=0.6, threshold=0.26
+    )
+    assert lead in answer and "14 characters" in answer
+    assert "[source: kb:password.md#2]" in answer
+
+
+def test_an_abstention_in_another_language_keeps_the_english_marker() -> None:
+    answer = ask("Wie wird das Wetter morgen?", PASSWORDS)
+    assert answer.endswith(f"({NO_INFORMATION})") and answer.startswith("Dazu")
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("How many vacation days do I get?", "en"),
+        ("Book a meeting room", "en"),
+        ("Wie viele Urlaubstage habe ich?", "de"),
+        ("¿Cuántos días de vacaciones tengo?", "es"),
+        ("Combien de jours de congé ai-je ?", "fr"),
+        ("연차 휴가는 며칠인가요?", "ko"),
+    ],
+)
+def test_language_detection(text: str, lang: str) -> None:
+    assert detect_language(text) == lang
+
+
+def test_in_a_long_thread_this_turns_documents_answer_first() -> None:
+    old = {
+        "role": "system",
+        "content": "[source: kb:password.md#2] Passwords expire every 365 days.",
+    }
+    leave = {
+        "role": "system",
+        "content": "[source: kb:leave.md#1] Employees have 25 days of leave.",
+    }
+    log = {
+        "role": "system",
+        "content": "[tool: kb.search] kb.search('How many leave days?') -> kb:leave.md#1",
+    }
+    reply = ask("How many leave days?", old, leave, log)
+    assert "25 days" in reply and "365" not in reply
