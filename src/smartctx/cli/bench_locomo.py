@@ -41,20 +41,49 @@ def locomo(
         Path | None,
         typer.Option(help="rewrite the bench:locomo section of this Markdown file (and its plot)"),
     ] = None,
+    cv: Annotated[
+        bool, typer.Option("--cv", help="also cross-validate the tier weights (leave one out)")
+    ] = False,
+    holdout: Annotated[
+        Path | None,
+        typer.Option(help="LoCoMo JSON whose conversations not in --data are reported as held out"),
+    ] = None,
+    qa: Annotated[
+        bool, typer.Option("--qa", help="ask the configured model each question (answer F1)")
+    ] = False,
+    qa_budget: Annotated[int, typer.Option(help="token budget of the --qa prompts")] = 4096,
+    llm_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible API root (else SMARTCTX_LLM_BASE_URL)")
+    ] = None,
+    llm_model: Annotated[
+        str | None, typer.Option(help="model name (else SMARTCTX_LLM_MODEL)")
+    ] = None,
+    llm_key: Annotated[str | None, typer.Option(help="API key (else SMARTCTX_LLM_API_KEY)")] = None,
+    judge_model: Annotated[
+        str | None, typer.Option(help="also judge --qa answers with this model (same endpoint)")
+    ] = None,
+    llm_keys: Annotated[
+        bool, typer.Option("--llm-keys", help="extract fact keys with the configured model")
+    ] = False,
 ) -> None:
     """Evidence recall@5/10/25/50 and retention at 512-4,096 tokens on LoCoMo, against plain BM25
-    and a FIFO window.
+    and a FIFO window; with --cv, cross-validated recall; with --qa, answer F1 from your model.
 
-    Example: smartctx bench locomo --json out/locomo.json --docs docs/benchmarks.md
+    Example: smartctx bench locomo --cv --json out/locomo.json --docs docs/benchmarks.md
+    Answers: smartctx bench locomo --qa --llm-url http://localhost:11434/v1 --llm-model qwen2.5
     """
     from smartctx.bench.docs import write_section
     from smartctx.bench.locomo import run_locomo
     from smartctx.bench.locomo_cache import CachedEmbedder
+    from smartctx.bench.locomo_cv import cross_validate
     from smartctx.bench.locomo_data import default_data_path, load_locomo
+    from smartctx.bench.locomo_llm import ask, chat_model, complete
+    from smartctx.bench.locomo_qa import run_qa
     from smartctx.bench.locomo_report import markdown, plot
     from smartctx.core.embeddings import Embedder, get_embedder
     from smartctx.core.errors import ConfigError
     from smartctx.core.tokens import get_counter
+    from smartctx.retrieval.keys_llm import LLMExtractor
 
     if embedder not in EMBEDDERS:
         raise ConfigError(f"unknown embedder {embedder!r}: choose one of {', '.join(EMBEDDERS)}")
@@ -77,7 +106,36 @@ def locomo(
         def step(phase: str, done: int) -> None:
             bar.update(task, description=phase, advance=done)
 
-        result = run_locomo(dataset, embedder=chosen, counter=get_counter(), progress=step)
+        extractor = None
+        if llm_keys:
+            extractor = LLMExtractor(complete(chat_model(llm_url, llm_model, llm_key)))
+        result = run_locomo(
+            dataset, embedder=chosen, counter=get_counter(), progress=step, extractor=extractor
+        )
+        if cv:
+            bar.update(task, completed=0, total=dataset.questions)
+            result.cv = cross_validate(dataset, embedder=chosen, progress=step).to_json()
+        if holdout is not None:
+            held = load_locomo(holdout, exclude={c.sample_id for c in dataset.conversations})
+            bar.update(task, completed=0, total=held.questions)
+            result.holdout = run_locomo(
+                held, embedder=chosen, counter=get_counter(), progress=step, extractor=extractor
+            ).to_json()
+        if qa:
+            model = chat_model(llm_url, llm_model, llm_key)
+            judge = chat_model(llm_url, judge_model, llm_key) if judge_model else None
+            bar.update(task, completed=0, total=dataset.questions)
+            result.qa = run_qa(
+                dataset,
+                ask=ask(model),
+                judge=ask(judge) if judge is not None else None,
+                embedder=chosen,
+                counter=get_counter(),
+                budget=qa_budget,
+                model=model.model,
+                judge_model=judge.model if judge is not None else "",
+                progress=step,
+            ).to_json()
     if cached is not None:
         cached.save()
     _print(result)
@@ -90,6 +148,7 @@ def locomo(
         command = "smartctx bench locomo" + (f" --embedder {embedder}" if embedder != "e5" else "")
         command += f" --limit {limit}" if limit is not None else ""
         command += f" --questions {questions}" if questions is not None else ""
+        command += " --cv" if cv else ""
         write_section("locomo", markdown(result, command), docs)
         console.print(f"wrote {docs} and {image}")
 

@@ -11,8 +11,9 @@ caller that configures its own agent — the simulation's bare defender — keep
 every ``default``-preset context gets, per owner, a long-term memory provider over the
 ``agent_memory`` table and a profile provider over personal memory's confirmed items
 (:mod:`smartctx.service.owner_memory`), and its window a
-:class:`~smartctx.retrieval.recall.HybridRecaller` that recalls archived slots of the thread
-into the prompt. The memory store is registered with personal memory's ``forget_owner``, and
+:class:`~smartctx.retrieval.tiered.TieredRecaller` that recalls archived slots of the thread
+(by their turns and by the facts, session summaries and entities keyed on them) into the
+prompt. The memory store is registered with personal memory's ``forget_owner``, and
 :class:`~smartctx.service.forget_copies.CopiesForgetter` with its ``forget_item``, so forgetting
 deletes window slots, memory items and A2A tasks too.
 
@@ -59,7 +60,7 @@ from smartctx.core.settings import Settings
 from smartctx.core.tokens import TokenCounter, get_counter
 from smartctx.memory.personal import PersonalMemory
 from smartctx.retrieval.kb import KnowledgeBase
-from smartctx.retrieval.recall import HybridRecaller
+from smartctx.retrieval.tiered import TieredRecaller
 from smartctx.service.card import REST_PREFIX, build_agent_card
 from smartctx.service.contexts import ContextRegistry
 from smartctx.service.dashboard import dashboard_router
@@ -156,13 +157,13 @@ def create_app(
     clock = clock or SystemClock()
     db = database or Database(settings.resolved_database_url())
     with_memory = providers is None if memory is None else memory
-    recaller: Callable[[], HybridRecaller] | None = None
+    recaller: Callable[[], TieredRecaller] | None = None
     if with_memory and settings.recall_ratio > 0:
         recall_name = settings.retrieval_embedder
 
-        def recaller() -> HybridRecaller:
+        def recaller() -> TieredRecaller:
             chosen = embedder if embedder is not None else get_embedder(recall_name)
-            return HybridRecaller(embedder=chosen)
+            return TieredRecaller(embedder=chosen)
 
     factory = WindowFactory(
         settings,
