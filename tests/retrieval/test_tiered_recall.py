@@ -11,7 +11,6 @@ from smartctx.core import HashingEmbedder, InvalidInput
 from smartctx.core.recall import Recaller
 from smartctx.core.slots import Slot, SlotKind
 from smartctx.retrieval.multihop import hop_terms, second_query
-from smartctx.retrieval.recall import HybridRecaller
 from smartctx.retrieval.tiered import TieredRecaller, TierWeights
 
 OFF = TierWeights(fact=0, session=0, entity=0, date=0, hop=0, speaker=0)
@@ -124,9 +123,8 @@ def test_forget_drops_turns_and_the_keys_resting_on_them_alone() -> None:
 def test_filters_apply_as_in_the_hybrid_recaller() -> None:
     slots = conversation({1: ("Ana", "I play chess"), 2: ("Ben", "I play chess too")})
     recaller = TieredRecaller()
-    only_ben = HybridRecaller().filtered(speaker="Ben").filter
-    recaller.turns.filter = only_ben
-    assert top(recaller, "chess", slots, 5) == ["s1:02"]
+    assert top(recaller.filtered(speaker="Ben"), "chess", slots, 5) == ["s1:02"]
+    assert top(recaller, "chess", slots, 5)[:2] == ["s1:01", "s1:02"]
 
 
 def test_a_window_recalls_through_it() -> None:

@@ -22,6 +22,7 @@ and the service use it like :class:`~smartctx.retrieval.recall.HybridRecaller`).
 
 from __future__ import annotations
 
+import copy
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -121,6 +122,19 @@ class TieredRecaller:
         self._sessions: dict[str, list[str]] = defaultdict(list)
         self._df: Counter[str] = Counter()
         self._parts: dict[tuple[str, tuple[str, ...]], dict[str, Scores]] = {}
+
+    def filtered(
+        self,
+        *,
+        speaker: str | Iterable[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> TieredRecaller:
+        """A recaller sharing this one's indexes, recalling only what passes the filter (see
+        :meth:`HybridRecaller.filtered`)."""
+        out = copy.copy(self)
+        out.turns = self.turns.filtered(speaker=speaker, since=since, until=until)
+        return out
 
     # indexing -----------------------------------------------------------------------------------
 
