@@ -24,13 +24,13 @@ def _row(label: str, values: dict[str, float]) -> str:
     return f"| {label} | " + " | ".join(_pct(v) for v in values.values()) + " |"
 
 
-def markdown(result: LocomoResult, command: str) -> str:
+def markdown(result: LocomoResult, command: str, *, image: str = "bench-locomo.png") -> str:
     """The ``bench:locomo`` section: overall and per-category tables, the command, the machine."""
     cfg = result.config
     ks = " | ".join(f"@{k}" for k in cfg.ks)
     budgets = " | ".join(f"{b:,}" for b in cfg.budgets)
     lines = [
-        "## LoCoMo: evidence recall and retention",
+        f"## LoCoMo: evidence recall and retention ({result.embedder})",
         "",
         f"`{command}`",
         "",
@@ -104,7 +104,7 @@ def markdown(result: LocomoResult, command: str) -> str:
         )
     lines += _cv_categories(result)
     lines += _qa(result)
-    lines += ["", "![LoCoMo recall and retention](bench-locomo.png)"]
+    lines += ["", f"![LoCoMo recall and retention]({image})"]
     return "\n".join(lines)
 
 

@@ -45,7 +45,10 @@ def locomo(
     ] = None,
     docs: Annotated[
         Path | None,
-        typer.Option(help="rewrite the bench:locomo section of this Markdown file (and its plot)"),
+        typer.Option(
+            help="rewrite the bench:locomo section of this Markdown file and its plot "
+            "(bench:locomo-NAME for another embedder than e5)"
+        ),
     ] = None,
     cv: Annotated[
         bool, typer.Option("--cv", help="also cross-validate the tier weights (leave one out)")
@@ -153,14 +156,16 @@ def locomo(
             json_path.write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
             console.print(f"wrote {json_path}")
         if docs is not None:
-            image = plot(result, docs.parent / "bench-locomo.png")
+            name = "locomo" if embedder == "e5" else f"locomo-{embedder}"
+            image = plot(result, docs.parent / f"bench-{name}.png")
             command = "smartctx bench locomo" + (
                 f" --embedder {embedder}" if embedder != "e5" else ""
             )
             command += f" --limit {limit}" if limit is not None else ""
             command += f" --questions {questions}" if questions is not None else ""
             command += " --cv" if cv else ""
-            write_section("locomo", markdown(result, command), docs)
+            command += f" --holdout {holdout}" if holdout is not None else ""
+            write_section(name, markdown(result, command, image=image.name), docs)
             console.print(f"wrote {docs} and {image}")
 
 
