@@ -221,27 +221,54 @@ def session_keys(
     return out
 
 
+class Entities:
+    """The names mentioned so far, with the turns that mention each and its first ``sentences``
+    sentences; grows a turn at a time (cost: the new turns' text)."""
+
+    def __init__(self, sentences: int = 6) -> None:
+        self.sentences = sentences
+        self.where: dict[str, list[Slot]] = defaultdict(list)
+        self.said: dict[str, list[str]] = defaultdict(list)
+
+    def add(self, turns: Sequence[Slot], speakers: frozenset[str]) -> list[str]:
+        """Note the names in ``turns``; returns those touched, in order of mention, each once."""
+        touched: dict[str, None] = {}
+        for slot in turns:
+            who = speaker_of(slot)
+            for sentence in _SENTENCE.split(slot.text.strip()):
+                for name in names(sentence, speakers):
+                    where = self.where[name]
+                    if not where or where[-1].id != slot.id:
+                        where.append(slot)
+                    if len(self.said[name]) < self.sentences:
+                        self.said[name].append(f"{who}: {sentence}" if who else sentence)
+                    touched[name] = None
+        return list(touched)
+
+    def forget(self, slot_ids: set[str]) -> None:
+        """Drop these turns from every name (a name left with none is dropped)."""
+        for name in list(self.where):
+            self.where[name] = [s for s in self.where[name] if s.id not in slot_ids]
+            if not self.where[name]:
+                del self.where[name]
+                self.said.pop(name, None)
+
+    def key(self, name: str) -> TierKey:
+        """The key of ``name``: the name and its first sentences, dated by first and last
+        mention, pointing to every turn that mentions it."""
+        slots = self.where[name]
+        days = sorted(d for s in slots if (d := day_of(s)) is not None)
+        span = (days[0], days[-1]) if days else None
+        text = f"{name}. " + " ".join(self.said[name])
+        return TierKey(f"entity:{name}", "entity", text, tuple(s.id for s in slots), span)
+
+
 def entity_keys(
     turns: Sequence[Slot], *, speakers: frozenset[str] = frozenset(), sentences: int = 6
 ) -> list[TierKey]:
     """One key per name mentioned (see the module doc), in order of first mention."""
-    where: dict[str, list[Slot]] = defaultdict(list)
-    said: dict[str, list[str]] = defaultdict(list)
-    for slot in turns:
-        who = speaker_of(slot)
-        for sentence in _SENTENCE.split(slot.text.strip()):
-            for name in names(sentence, speakers):
-                if slot not in where[name]:
-                    where[name].append(slot)
-                if len(said[name]) < sentences:
-                    said[name].append(f"{who}: {sentence}" if who else sentence)
-    out: list[TierKey] = []
-    for name, slots in where.items():
-        days = sorted(d for s in slots if (d := day_of(s)) is not None)
-        span = (days[0], days[-1]) if days else None
-        text = f"{name}. " + " ".join(said[name])
-        out.append(TierKey(f"entity:{name}", "entity", text, tuple(s.id for s in slots), span))
-    return out
+    found = Entities(sentences)
+    return [found.key(name) for name in found.add(turns, speakers)]
 
 
 def speakers_of(turns: Sequence[Slot]) -> frozenset[str]:

@@ -38,10 +38,10 @@ from smartctx.retrieval.analysis import analyze
 from smartctx.retrieval.dates import asked, overlap
 from smartctx.retrieval.hybrid import HybridIndex
 from smartctx.retrieval.keys_tiers import (
+    Entities,
     KeyExtractor,
     OfflineExtractor,
     TierKey,
-    entity_keys,
     session_keys,
     session_of,
     speaker_of,
@@ -121,6 +121,8 @@ class TieredRecaller:
         self._slots: dict[str, Slot] = {}
         self._sessions: dict[str, list[str]] = defaultdict(list)
         self._df: Counter[str] = Counter()
+        self._speakers: set[str] = set()
+        self._entities = Entities()
         self._parts: dict[tuple[str, tuple[str, ...]], dict[str, Scores]] = {}
 
     def filtered(
@@ -152,11 +154,13 @@ class TieredRecaller:
             if slot.id not in self._slots:
                 self._sessions[group].append(slot.id)
                 self._df.update(set(analyze(slot.text)))
+                if speaker_of(slot):
+                    self._speakers.add(speaker_of(slot))
             self._slots[slot.id] = slot
             if group not in touched:
                 touched.append(group)
         keys: list[TierKey] = []
-        speakers = frozenset(speaker_of(s) for s in self._slots.values() if speaker_of(s))
+        speakers = frozenset(self._speakers)
         for group in touched:
             keys += self.extractor.facts([self._slots[i] for i in self._sessions[group]])
         # A session's summary is written once a later session has begun (as the tiers do),
@@ -170,18 +174,15 @@ class TieredRecaller:
             ):
                 session = {group: [self._slots[i] for i in ids]}
                 keys += session_keys(session, speakers=speakers, df=self._df)
-        keys += self._entity_keys(fresh, speakers)
+        keys += self._entity_keys(fresh)
         self._store(keys)
 
     def _changed(self, slot: Slot) -> bool:
         return self._slots[slot.id].text != slot.text
 
-    def _entity_keys(self, fresh: Sequence[Slot], speakers: frozenset[str]) -> list[TierKey]:
-        named = {k.id for k in entity_keys(fresh, speakers=speakers)}
-        if not named:
-            return []
-        every = entity_keys(list(self._slots.values()), speakers=speakers)
-        return [k for k in every if k.id in named]
+    def _entity_keys(self, fresh: Sequence[Slot]) -> list[TierKey]:
+        touched = self._entities.add(fresh, frozenset(self._speakers))
+        return [self._entities.key(name) for name in touched]
 
     def _store(self, keys: list[TierKey]) -> None:
         changed = [
@@ -198,6 +199,7 @@ class TieredRecaller:
             return
         self._parts.clear()
         self.turns.forget(gone)
+        self._entities.forget(gone)
         for slot_id in gone:
             slot = self._slots.pop(slot_id)
             self._sessions[session_of(slot)].remove(slot_id)
