@@ -74,7 +74,7 @@ def markdown(result: LocomoResult, command: str, *, image: str = "bench-locomo.p
         "",
         f"| retriever | {ks} |",
         "| --- |" + " --- |" * len(cfg.ks),
-        _row("smartctx (tiered recall, in-sample)", result.table("smartctx", "recall")),
+        _row("smartctx (tiered recall, default weights)", result.table("smartctx", "recall")),
         *_cv_rows(result),
         _row("plain BM25 (turn text, lower-cased words)", result.table("bm25", "recall")),
         *([_row("DRAGON (LoCoMo paper, all 10 conversations)", DRAGON)] if _paper(cfg.ks) else []),

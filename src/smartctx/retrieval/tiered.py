@@ -63,12 +63,12 @@ class TierWeights:
     them. Defaults chosen by leave-one-conversation-out cross-validation on LoCoMo's
     development split (``smartctx bench locomo --cv``)."""
 
-    fact: float = 1.0
+    fact: float = 0.0
     session: float = 0.3
     entity: float = 0.3
     date: float = 1.0
     hop: float = 0.5
-    speaker: float = 1.0
+    speaker: float = 0.5
     hop_depth: int = 5
     hop_terms: int = 6
 
