@@ -55,9 +55,11 @@ def markdown(result: LocomoResult, command: str, *, image: str = "bench-locomo.p
         "answers score alone. Every weight is global (no per-question or per-category switch): "
         f"RRF k = {cfg.rrf_k}, turn weights (BM25, vectors) = {cfg.weights}, context weight = "
         f"{cfg.context_weight}, tier weights {_tiers(cfg)}, recall share of the window = "
-        f"{cfg.recall_ratio}, recall cap k = {cfg.recall_k}. The tier weights are the setting "
-        "that leave-one-conversation-out cross-validation over a fixed grid picks on the whole "
-        "development split; the cross-validated figures below are the honest estimate of it.",
+        f"{cfg.recall_ratio}, recall cap k = {cfg.recall_k}. The default tier weights are the "
+        "setting leave-one-conversation-out cross-validation over a fixed grid picked on the "
+        "whole development split in a BM25-only run (`--embedder none --cv`); the "
+        "cross-validated figures below re-run that selection with this run's embedder and are "
+        "the honest estimate of the method.",
         "",
         "The smartctx window is the product's own code path: a `ContextWindow` of the whole "
         "budget with the default funnel (drop tool logs, summarize with roll-up into one "
@@ -119,11 +121,11 @@ def _cost(result: LocomoResult) -> list[str]:
         return []
     return [
         f"Cost: indexing {cost.get('index_ms_per_turn', 0):.1f} ms per turn "
-        f"({cost.get('keys_per_turn', 0):.2f} tier keys per turn; vectors came from the "
-        "embedding cache, so this is the indexing work without embedding), "
+        f"({cost.get('keys_per_turn', 0):.2f} tier keys per turn; embedding included for "
+        "every vector the embedding cache did not hold), "
         f"{cost.get('embed_ms_per_text', 0):.1f} ms to embed one text (measured on 32 turns, "
         f"uncached), query {cost.get('query_ms_per_question', 0):.1f} ms per question "
-        "(first pass, second hop and ranking; the question vectors cached).",
+        "(first pass, second hop and ranking; second-hop queries embedded when not cached).",
         "",
     ]
 
@@ -162,7 +164,8 @@ def _cv_categories(result: LocomoResult) -> list[str]:
     picked = "; ".join(
         f"{sample}: " + ", ".join(f"{n} {v:g}" for n, v in w.items()) for sample, w in folds.items()
     )
-    lines += ["", f"Settings chosen per fold: {picked}."]
+    best = ", ".join(f"{n} {v:g}" for n, v in result.cv["in_sample_best"].items())
+    lines += ["", f"Settings chosen per fold: {picked}. In-sample best: {best}."]
     return lines
 
 

@@ -61,7 +61,9 @@ class TierWeights:
 
     ``hop_depth`` first hits name the entities of the second query, at most ``hop_terms`` of
     them. Defaults chosen by leave-one-conversation-out cross-validation on LoCoMo's
-    development split (``smartctx bench locomo --cv``)."""
+    development split in a BM25-only run (``smartctx bench locomo --embedder none --cv``); with
+    e5 the same selection prefers ``fact=1.0`` (recall@10 +0.8 in-sample), see
+    ``docs/benchmarks.md``."""
 
     fact: float = 0.0
     session: float = 0.3
