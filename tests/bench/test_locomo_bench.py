@@ -16,66 +16,6 @@ from smartctx.bench.locomo_data import default_data_path, load_locomo, parse_ses
 from smartctx.cli import app
 from smartctx.core import HashingEmbedder, NotFound, get_counter
 
-FILLER = [
-    "We spent the afternoon talking about the weather and the traffic on the way home",
-    "The neighbours were loud again last night, so neither of us slept very much at all",
-    "Work has been busy with meetings all week and the reports keep piling up on my desk",
-]
-
-
-def _sample(sample_id: str, fact: str, late: str) -> dict[str, Any]:
-    def session(n: int, first: str | None) -> list[dict[str, Any]]:
-        turns = []
-        for i in range(1, 31):
-            speaker = "Ana" if i % 2 else "Ben"
-            text = first if (first and i == 1) else f"{FILLER[i % 3]} ({sample_id} {n}.{i})"
-            turns.append({"speaker": speaker, "dia_id": f"D{n}:{i}", "text": text})
-        return turns
-
-    return {
-        "sample_id": sample_id,
-        "conversation": {
-            "speaker_a": "Ana",
-            "speaker_b": "Ben",
-            "session_1_date_time": "1:56 pm on 8 May, 2023",
-            "session_1": session(1, fact),
-            "session_2_date_time": "10:00 am on 2 June, 2023",
-            "session_2": session(2, late),
-        },
-        "qa": [
-            {
-                "question": "What is the name of Ana's puppy?",
-                "answer": "Rex",
-                "evidence": ["D1:1"],
-                "category": 4,
-            },
-            {
-                "question": "Where did Ana travel?",
-                "answer": "Kyoto",
-                "evidence": ["D2:1; D1:1"],
-                "category": 1,
-            },
-            {
-                "question": "Is Ana a pilot?",
-                "adversarial_answer": "no",
-                "evidence": [],
-                "category": 5,
-            },
-            {"question": "Unknown evidence", "answer": "x", "evidence": ["D9:99"], "category": 2},
-        ],
-    }
-
-
-@pytest.fixture
-def locomo_file(tmp_path: Path) -> Path:
-    data = [
-        _sample("conv-a", "I adopted a puppy and named him Rex", "I just came back from Kyoto"),
-        _sample("conv-b", "My puppy Rex chewed my shoes", "Kyoto temples were beautiful"),
-    ]
-    path = tmp_path / "locomo.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
-
 
 def test_loading_is_lenient_and_counts_what_it_skips(locomo_file: Path) -> None:
     data = load_locomo(locomo_file)
@@ -106,10 +46,13 @@ def test_run_measures_recall_and_retention(locomo_file: Path) -> None:
     for system in ("smartctx", "fifo", "bm25"):
         for table in out[system].values():
             assert all(0.0 <= v <= 1.0 for v in table.values())
-    assert out["smartctx"]["recall"]["5"] == 1.0
+    # The puppy questions share a word with their evidence; the travel ones only the speaker.
+    assert out["categories"]["4"]["smartctx"]["recall"]["5"] == 1.0
+    assert out["smartctx"]["recall"]["5"] >= 0.75
     # 256 tokens hold only the last turns: FIFO loses the first session, recall brings it back.
     assert out["fifo"]["retention"]["256"] < 0.5
-    assert out["smartctx"]["retention"]["256"] == 1.0
+    assert out["categories"]["4"]["smartctx"]["retention"]["256"] == 1.0
+    assert out["smartctx"]["retention"]["256"] >= 0.75
     assert out["smartctx"]["retention"]["4096"] == out["fifo"]["retention"]["4096"] == 1.0
     assert out["categories"]["4"]["questions"] == 2
     # Retention goes through ContextWindow.assemble: the reserve is kept and recall fills it.
@@ -159,7 +102,8 @@ def test_cli_writes_json_docs_and_plot(locomo_file: Path, tmp_path: Path) -> Non
     docs = tmp_path / "docs" / "benchmarks.md"
     docs.parent.mkdir()
     docs.write_text(
-        "# B\n\n<!-- bench:locomo -->\nSTALE-SECTION\n<!-- /bench:locomo -->\n", "utf-8"
+        "# B\n\n<!-- bench:locomo-hashing -->\nSTALE-SECTION\n<!-- /bench:locomo-hashing -->\n",
+        "utf-8",
     )
     out = tmp_path / "out.json"
     result = CliRunner().invoke(
@@ -187,7 +131,9 @@ def test_cli_writes_json_docs_and_plot(locomo_file: Path, tmp_path: Path) -> Non
     text = docs.read_text()
     assert "STALE-SECTION" not in text
     assert "smartctx bench locomo --embedder hashing --limit 1" in text
-    assert (docs.parent / "bench-locomo.png").stat().st_size > 1000
+    # Another embedder than e5 writes its own section and plot beside e5's.
+    assert "<!-- bench:locomo -->" not in text and "bench-locomo-hashing.png" in text
+    assert (docs.parent / "bench-locomo-hashing.png").stat().st_size > 1000
 
 
 def test_default_data_path_prefers_the_shared_folder_beside_the_repo(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ parameter is fixed once for the whole run (see :class:`LocomoConfig`).
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,7 +32,8 @@ from smartctx.core.slots import Slot
 from smartctx.core.tokens import TokenCounter
 from smartctx.retrieval.analysis import words
 from smartctx.retrieval.hybrid import HybridIndex
-from smartctx.retrieval.recall import HybridRecaller
+from smartctx.retrieval.keys_tiers import KeyExtractor
+from smartctx.retrieval.tiered import TieredRecaller, TierWeights
 
 Progress = Callable[[str, int], None]
 """Called with (phase description, units done since the last call)."""
@@ -51,6 +53,7 @@ class LocomoConfig:
     rrf_k: int = 20
     weights: tuple[float, float] = (1.0, 1.0)
     context_weight: float = 0.5
+    tiers: TierWeights = field(default_factory=TierWeights)
 
 
 class _Means:
@@ -81,6 +84,10 @@ class LocomoResult:
     embedder: str = ""
     means: _Means = field(default_factory=_Means)
     windows: dict[int, dict[str, int]] = field(default_factory=dict)
+    cost: dict[str, float] = field(default_factory=dict)
+    cv: dict[str, Any] | None = None
+    holdout: dict[str, Any] | None = None
+    qa: dict[str, Any] | None = None
 
     def add_window(self, budget: int, composition: dict[str, int]) -> None:
         """Sum one conversation's window composition into the budget's totals."""
@@ -121,12 +128,20 @@ class LocomoResult:
                 "rrf_k": self.config.rrf_k,
                 "weights": list(self.config.weights),
                 "context_weight": self.config.context_weight,
+                "tiers": {
+                    name: getattr(self.config.tiers, name)
+                    for name in ("fact", "session", "entity", "date", "hop", "speaker")
+                },
             },
             "smartctx": {
                 "recall": self.table("smartctx", "recall"),
                 "retention": self.table("smartctx", "retention"),
             },
             "smartctx_window": self.window_means(),
+            "cost": dict(self.cost),
+            "cv": self.cv,
+            "holdout": self.holdout,
+            "qa": self.qa,
             "fifo": {"retention": self.table("fifo", "retention")},
             "bm25": {"recall": self.table("bm25", "recall")},
             "categories": {
@@ -151,17 +166,24 @@ def _recall_at(ranked: list[str], evidence: tuple[str, ...], k: int) -> float:
 
 
 def _recaller(
-    embedder: Embedder | None, cfg: LocomoConfig, slots: list[Slot], questions: list[str]
-) -> HybridRecaller:
+    embedder: Embedder | None,
+    cfg: LocomoConfig,
+    slots: list[Slot],
+    questions: list[str],
+    extractor: KeyExtractor | None = None,
+) -> TieredRecaller:
     """A recaller with the run's parameters, the turns and the questions embedded ahead."""
-    recaller = HybridRecaller(
+    recaller = TieredRecaller(
         embedder=embedder,
+        weights=cfg.tiers,
         rrf_k=cfg.rrf_k,
-        weights=cfg.weights,
+        turn_weights=cfg.weights,
         context_weight=cfg.context_weight,
+        extractor=extractor,
     )
     recaller.prepare(slots)
-    recaller.index.prepare_queries(questions)
+    recaller.turns.index.prepare_queries(questions)
+    recaller.keys.prepare_queries(questions)
     return recaller
 
 
@@ -172,6 +194,7 @@ def run_locomo(
     counter: TokenCounter,
     config: LocomoConfig | None = None,
     progress: Progress | None = None,
+    extractor: KeyExtractor | None = None,
 ) -> LocomoResult:
     """Run the benchmark over ``data`` (see the module doc). ``embedder=None`` makes smartctx's
     recaller lexical only. ``progress`` hears about each conversation ingested and question done."""
@@ -181,11 +204,16 @@ def run_locomo(
     result.skipped = dict(data.skipped)
     result.embedder = embedder.name if embedder is not None else "none (BM25 only)"
     depth = max(cfg.ks)
+    index_s = query_s = 0.0
+    keys = 0
     for conv in data.conversations:
         slots = conversation_slots(conv)
         by_dia = {t.dia_id: t for t in conv.turns}
         questions = [q.text for q in conv.questions]
-        recaller = _recaller(embedder, cfg, slots, questions)
+        started = time.perf_counter()
+        recaller = _recaller(embedder, cfg, slots, questions, extractor)
+        index_s += time.perf_counter() - started
+        keys += len(recaller.keys)
         bm25 = HybridIndex(embedder=None, analyzer=words)
         bm25.add([t.dia_id for t in conv.turns], [t.text for t in conv.turns])
         # Each window gets its own recaller (as in the product), so the summaries one window
@@ -195,7 +223,7 @@ def run_locomo(
                 conv,
                 b,
                 counter=counter,
-                recaller=_recaller(embedder, cfg, slots, questions),
+                recaller=_recaller(embedder, cfg, slots, questions, extractor),
                 recall_ratio=cfg.recall_ratio,
                 recall_k=cfg.recall_k,
             )
@@ -209,7 +237,9 @@ def run_locomo(
             cat = question.category
             result.per_category[cat] = result.per_category.get(cat, 0) + 1
             result.questions += 1
+            started = time.perf_counter()
             ranked = [s.source_id or "" for s, _ in recaller.rank(question.text, slots, depth)]
+            query_s += time.perf_counter() - started
             lexical = [h.id for h in bm25.search(question.text, depth)]
             for k in cfg.ks:
                 result.means.add(
@@ -225,4 +255,9 @@ def run_locomo(
                 gone = retained(question.evidence, by_dia, fifo[b].assemble(question.text).text)
                 result.means.add(f"fifo:retention:{b}", cat, gone)
             tick(f"{conv.sample_id}: questions", 1)
+    result.cost = {
+        "index_ms_per_turn": 1000 * index_s / max(1, data.turns),
+        "query_ms_per_question": 1000 * query_s / max(1, result.questions),
+        "keys_per_turn": keys / max(1, data.turns),
+    }
     return result

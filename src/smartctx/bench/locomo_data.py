@@ -2,7 +2,8 @@
 
 The file is a list of samples; each has ``conversation`` (``speaker_a``, ``speaker_b``,
 ``session_N_date_time``, ``session_N`` = turns ``{speaker, dia_id, text[, blip_caption]}``) and
-``qa`` (``{question, answer, evidence, category}``). Categories 1-4 (multi-hop, temporal,
+``qa`` (``{question, answer, evidence, category}``); the answer is kept for scoring answers
+(``--qa``) alone. Categories 1-4 (multi-hop, temporal,
 open-domain, single-hop) have evidence; 5 (adversarial) has none and is skipped.
 
 Evidence is parsed leniently: every ``D<session>:<turn>`` found in an evidence string counts
@@ -48,6 +49,7 @@ class Question:
     text: str
     category: int
     evidence: tuple[str, ...]
+    answer: str = ""
 
 
 @dataclass
@@ -121,14 +123,22 @@ def _questions(qa: list[dict[str, Any]], known: set[str], skipped: Counter[str])
         if not usable:
             skipped["questions without usable evidence"] += 1
             continue
-        out.append(Question(str(item["question"]), category, usable))
+        answer = str(item.get("answer", ""))
+        out.append(Question(str(item["question"]), category, usable, answer))
     return out
 
 
-def load_locomo(path: Path, *, limit: int | None = None, questions: int | None = None) -> LoCoMo:
+def load_locomo(
+    path: Path,
+    *,
+    limit: int | None = None,
+    questions: int | None = None,
+    exclude: set[str] | None = None,
+) -> LoCoMo:
     """Read ``path``; ``limit`` keeps the first N conversations, ``questions`` the first N
-    questions of each. Raises ``NotFound`` for a missing file and ``InvalidInput`` for one that is
-    not LoCoMo-shaped."""
+    questions of each, ``exclude`` drops conversations by sample id (a held-out split is the
+    full file less the development one). Raises ``NotFound`` for a missing file and
+    ``InvalidInput`` for one that is not LoCoMo-shaped."""
     if not path.is_file():
         raise NotFound(f"LoCoMo file {path} not found: pass --data PATH/locomo-dev.json")
     try:
@@ -139,6 +149,11 @@ def load_locomo(path: Path, *, limit: int | None = None, questions: int | None =
         raise InvalidInput(f"{path} should hold a list of LoCoMo samples")
     data = LoCoMo([])
     for index, sample in enumerate(samples[:limit] if limit is not None else samples):
+        sample_id = (
+            str(sample.get("sample_id", f"sample-{index}")) if isinstance(sample, dict) else ""
+        )
+        if exclude is not None and sample_id in exclude:
+            continue
         try:
             conv = sample["conversation"]
             turns = _turns(conv)
@@ -149,7 +164,6 @@ def load_locomo(path: Path, *, limit: int | None = None, questions: int | None =
         found = _questions(qa, {t.dia_id for t in turns}, data.skipped)
         if questions is not None:
             found = found[:questions]
-        sample_id = str(sample.get("sample_id", f"sample-{index}"))
         data.conversations.append(Conversation(sample_id, speakers, turns, found))
     return data
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from smartctx.bench.docs import machine_line
-from smartctx.bench.locomo import LocomoResult
+from smartctx.bench.locomo import LocomoConfig, LocomoResult
 from smartctx.bench.locomo_data import CATEGORIES
 
 DRAGON = {"5": 0.567, "10": 0.662, "25": 0.767, "50": 0.827}
@@ -24,13 +24,13 @@ def _row(label: str, values: dict[str, float]) -> str:
     return f"| {label} | " + " | ".join(_pct(v) for v in values.values()) + " |"
 
 
-def markdown(result: LocomoResult, command: str) -> str:
+def markdown(result: LocomoResult, command: str, *, image: str = "bench-locomo.png") -> str:
     """The ``bench:locomo`` section: overall and per-category tables, the command, the machine."""
     cfg = result.config
     ks = " | ".join(f"@{k}" for k in cfg.ks)
     budgets = " | ".join(f"{b:,}" for b in cfg.budgets)
     lines = [
-        "## LoCoMo: evidence recall and retention",
+        f"## LoCoMo: evidence recall and retention ({result.embedder})",
         "",
         f"`{command}`",
         "",
@@ -41,36 +41,43 @@ def markdown(result: LocomoResult, command: str) -> str:
         + (", ".join(f"{n} {why}" for why, n in sorted(result.skipped.items()) if n) or "none")
         + f". Retrieval embedder: {result.embedder}.",
         "",
-        "How smartctx retrieves: each turn is indexed under a key with its speaker's name and its "
-        "photo caption folded in (`Caroline: I went to ...`), plus a separate context (the turns "
-        "just before and after it in its session); BM25 (stemmed, stop words removed) and e5 "
-        "vectors (question embedded as a query) over the key, the context's BM25 ranking and its "
-        "vector similarity at a lower weight, fused by reciprocal rank. Only the question text is "
-        "given to retrieval; evidence and answers are used for scoring alone. The parameters are "
-        f"global, fixed once for the run: RRF k = {cfg.rrf_k}, weights (BM25, vectors) = "
-        f"{cfg.weights}, context weight = {cfg.context_weight}, recall share of the window = "
-        f"{cfg.recall_ratio}, recall cap k = {cfg.recall_k}. The retrieval parameters were "
-        "picked on this development split among a handful of settings (RRF k 60 or 20; context "
-        "weight 0, 0.3, 0.5 or 0.8), never per question; the recall share was set once to the "
-        "value the earlier version of this benchmark used (0.8, not re-tuned for the window "
-        "path); the held-out half of LoCoMo (conversations 6-10) is the honest check.",
+        "How smartctx retrieves (`TieredRecaller`, the service's recaller too): each turn is "
+        "indexed under a key with its speaker's name and photo caption folded in, plus its "
+        "neighbourhood (the turns around it); beside the turns, retrieval keys from the memory "
+        "tiers point back to their evidence turns: a fact per turn (the turn in the third "
+        "person, relative dates such as 'yesterday' or 'last Saturday' resolved against the "
+        "session's date), an extractive summary per closed session, and a key per named person, "
+        "place or thing. BM25 and vectors rank turns and keys; a key at rank r passes "
+        "w / (RRF k + r) to its turns. A question that names dates ranks turns by how near "
+        "their keys' dates are; a question that names one of the speakers weights that "
+        "speaker's turns up; a second hop asks again with the names found in the first five "
+        "hits and adds its scores. Only the question text reaches retrieval; evidence and "
+        "answers score alone. Every weight is global (no per-question or per-category switch): "
+        f"RRF k = {cfg.rrf_k}, turn weights (BM25, vectors) = {cfg.weights}, context weight = "
+        f"{cfg.context_weight}, tier weights {_tiers(cfg)}, recall share of the window = "
+        f"{cfg.recall_ratio}, recall cap k = {cfg.recall_k}. The default tier weights are the "
+        "setting leave-one-conversation-out cross-validation over a fixed grid picked on the "
+        "whole development split in a BM25-only run (`--embedder none --cv`); the "
+        "cross-validated figures below re-run that selection with this run's embedder and are "
+        "the honest estimate of the method.",
         "",
         "The smartctx window is the product's own code path: a `ContextWindow` of the whole "
         "budget with the default funnel (drop tool logs, summarize with roll-up into one "
-        "summary, evict) and a `HybridRecaller` attached is fed the whole conversation; its "
+        "summary, evict) and a `TieredRecaller` attached is fed the whole conversation; its "
         "funnel keeps int(recall share x budget) tokens free, and the prompt is "
         "`assemble(question)`: the active slots plus the archived turns and summaries the "
         "recaller ranks best, filled by tokens into the free room. Each window has its own "
         "recaller (as a context has in the service); recall@k is measured on a separate one "
-        "that indexes the turns alone. The FIFO window keeps the most recent turns that fit the "
-        "whole budget.",
+        "over the turns. The FIFO window keeps the most recent turns that fit the whole budget.",
         "",
+        *_cost(result),
         *_window_table(result),
         "Evidence recall (% of evidence turns among the top k turns; LoCoMo paper, Table 3):",
         "",
         f"| retriever | {ks} |",
         "| --- |" + " --- |" * len(cfg.ks),
-        _row("smartctx (hybrid BM25 + vectors, RRF)", result.table("smartctx", "recall")),
+        _row("smartctx (tiered recall, default weights)", result.table("smartctx", "recall")),
+        *_cv_rows(result),
         _row("plain BM25 (turn text, lower-cased words)", result.table("bm25", "recall")),
         *([_row("DRAGON (LoCoMo paper, all 10 conversations)", DRAGON)] if _paper(cfg.ks) else []),
         "",
@@ -97,8 +104,69 @@ def markdown(result: LocomoResult, command: str) -> str:
             f"{_pct(result.value('smartctx', 'retention', 1024, c))} | "
             f"{_pct(result.value('fifo', 'retention', 1024, c))} |"
         )
-    lines += ["", "![LoCoMo recall and retention](bench-locomo.png)"]
+    lines += _cv_categories(result)
+    lines += _qa(result)
+    lines += ["", f"![LoCoMo recall and retention]({image})"]
     return "\n".join(lines)
+
+
+def _tiers(cfg: LocomoConfig) -> str:
+    names = ("fact", "session", "entity", "date", "hop", "speaker")
+    return "(" + ", ".join(f"{n} {getattr(cfg.tiers, n):g}" for n in names) + ")"
+
+
+def _cost(result: LocomoResult) -> list[str]:
+    cost = result.cost
+    if not cost:
+        return []
+    return [
+        f"Cost: indexing {cost.get('index_ms_per_turn', 0):.1f} ms per turn "
+        f"({cost.get('keys_per_turn', 0):.2f} tier keys per turn; embedding included for "
+        "every vector the embedding cache did not hold), "
+        f"{cost.get('embed_ms_per_text', 0):.1f} ms to embed one text (measured on 32 turns, "
+        f"uncached), query {cost.get('query_ms_per_question', 0):.1f} ms per question "
+        "(first pass, second hop and ranking; second-hop queries embedded when not cached).",
+        "",
+    ]
+
+
+def _cv_rows(result: LocomoResult) -> list[str]:
+    rows: list[str] = []
+    if result.cv:
+        table = result.cv["cross_validated"]["all"]
+        rows.append(_row("smartctx, cross-validated (leave one conversation out)", table))
+    if result.holdout:
+        table = result.holdout["smartctx"]["recall"]
+        n = result.holdout["conversations"]
+        rows.append(_row(f"smartctx on held-out conversations ({n})", table))
+    return rows
+
+
+def _cv_categories(result: LocomoResult) -> list[str]:
+    if not result.cv:
+        return []
+    cv, ins = result.cv["cross_validated"], result.cv["in_sample"]
+    ks = list(ins["all"])
+    head = " | ".join(f"@{k} CV / in" for k in ks)
+    lines = [
+        "",
+        f"Cross-validated recall (% ; {result.cv['settings']} settings tried; each conversation "
+        "scored with the setting best on the other four) beside in-sample:",
+        "",
+        f"| category | {head} |",
+        "| --- |" + " --- |" * len(ks),
+    ]
+    for cat in ins:
+        name = "all" if cat == "all" else f"{cat} {CATEGORIES[int(cat)]}"
+        cells = " | ".join(f"{_pct(cv[cat][k])} / {_pct(ins[cat][k])}" for k in ks)
+        lines.append(f"| {name} | {cells} |")
+    folds = result.cv["folds"]
+    picked = "; ".join(
+        f"{sample}: " + ", ".join(f"{n} {v:g}" for n, v in w.items()) for sample, w in folds.items()
+    )
+    best = ", ".join(f"{n} {v:g}" for n, v in result.cv["in_sample_best"].items())
+    lines += ["", f"Settings chosen per fold: {picked}. In-sample best: {best}."]
+    return lines
 
 
 def _window_table(result: LocomoResult) -> list[str]:
@@ -157,3 +225,33 @@ def plot(result: LocomoResult, path: Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _qa(result: LocomoResult) -> list[str]:
+    lines = [
+        "",
+        "Answers (`--qa`): `smartctx bench locomo --qa --llm-url http://localhost:11434/v1 "
+        "--llm-model qwen2.5:7b [--llm-key KEY] [--judge-model NAME] [--qa-budget 4096]` "
+        "(or set SMARTCTX_LLM_BASE_URL, SMARTCTX_LLM_MODEL, SMARTCTX_LLM_API_KEY) asks your "
+        "OpenAI-compatible model each question three ways: with the prompt the smartctx window "
+        "assembles under the budget, with a FIFO window of the same budget, and with the whole "
+        "conversation; it scores answers with the LoCoMo paper's F1 (and an LLM judge's "
+        "CORRECT/WRONG with --judge-model). Add `--llm-keys` to extract fact keys with the same "
+        "model. No model is reachable where these figures were made, so none are shown here.",
+    ]
+    if not result.qa:
+        return lines
+    qa = result.qa
+    lines = [*lines[:-1], lines[-1].rsplit(" No model", 1)[0], ""]
+    lines += [
+        f"Model {qa['model']}, {qa['questions']} questions, budget {qa['budget']:,} tokens "
+        "(F1 %, and judged correct % when judged):",
+        "",
+        "| prompt | F1 | judged |",
+        "| --- | --- | --- |",
+    ]
+    for system, measures in qa["systems"].items():
+        f1 = measures.get("f1", {}).get("all", 0.0)
+        judged = measures.get("judge", {}).get("all")
+        lines.append(f"| {system} | {_pct(f1)} | {_pct(judged) if judged is not None else '-'} |")
+    return lines

@@ -55,6 +55,13 @@ class RecallFilter:
         return not (self.until is not None and when > self.until)
 
 
+def best(scored: dict[str, float], candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
+    """The at most ``k`` scored candidates, best first, ties by slot id."""
+    by_id = {s.id: s for s in candidates}
+    order = sorted(scored, key=lambda i: (-scored[i], i))[: max(0, k)]
+    return [(by_id[i], scored[i]) for i in order]
+
+
 class HybridRecaller:
     """A :class:`~smartctx.core.recall.Recaller` by hybrid search over candidate slots.
 
@@ -187,9 +194,4 @@ class HybridRecaller:
 
     def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
         """The at most ``k`` candidates most relevant to ``query``, best first (``Recaller``)."""
-        if k <= 0:
-            return []
-        scored = self.scores(query, candidates)
-        by_id = {s.id: s for s in candidates}
-        order = sorted(scored, key=lambda i: (-scored[i], i))[:k]
-        return [(by_id[i], scored[i]) for i in order]
+        return best(self.scores(query, candidates) if k > 0 else {}, candidates, k)

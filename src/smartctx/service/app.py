@@ -12,8 +12,9 @@ caller that configures its own agent — the simulation's bare defender — keep
 every ``default``-preset context gets, per owner, a long-term memory provider over the
 ``agent_memory`` table and a profile provider over personal memory's confirmed items
 (:mod:`smartctx.service.owner_memory`), and its window a
-:class:`~smartctx.retrieval.recall.HybridRecaller` that recalls archived slots of the thread
-into the prompt. The memory store is registered with personal memory's ``forget_owner``, and
+:class:`~smartctx.retrieval.tiered.TieredRecaller` that recalls archived slots of the thread
+(by their turns and by the facts, session summaries and entities keyed on them) into the
+prompt. The memory store is registered with personal memory's ``forget_owner``, and
 :class:`~smartctx.service.forget_copies.CopiesForgetter` with its ``forget_item``, so forgetting
 deletes window slots, memory items and A2A tasks too.
 
@@ -72,7 +73,7 @@ from smartctx.core.tokens import TokenCounter, get_counter
 from smartctx.memory.personal import PersonalMemory
 from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.retrieval.kb_scopes import ORG_SCOPE, ScopedKnowledge
-from smartctx.retrieval.recall import HybridRecaller
+from smartctx.retrieval.tiered import TieredRecaller
 from smartctx.service.auth import auth_required, install_access
 from smartctx.service.card import REST_PREFIX, CardCacheHeaders, build_agent_card
 from smartctx.service.contexts import ContextRegistry
@@ -209,7 +210,7 @@ def create_app(
     clock = clock or SystemClock()
     db = database or Database(settings.resolved_database_url())
     with_memory = providers is None if memory is None else memory
-    recaller: Callable[[], HybridRecaller] | None = None
+    recaller: Callable[[], TieredRecaller] | None = None
     recall_embedder: Embedder | None = None
     # Default models are wrapped in caches that a worker pool fills ahead of each turn.
     similarity = CachedEmbedder(get_embedder(settings.embedder)) if embedder is None else None
@@ -220,8 +221,8 @@ def create_app(
         recall_embedder = embedder if embedder is not None else retrieval
         chosen = recall_embedder
 
-        def recaller() -> HybridRecaller:
-            return HybridRecaller(embedder=chosen)
+        def recaller() -> TieredRecaller:
+            return TieredRecaller(embedder=chosen)
 
     factory = WindowFactory(
         settings,

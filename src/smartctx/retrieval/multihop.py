@@ -1,0 +1,65 @@
+"""The second hop of tiered recall: what the first hits name becomes a second query.
+
+A multi-hop question ("Which cities has John been to?", "What do Melanie's kids like?") rarely
+shares words with every turn it needs; the turns found first do name the people, places and
+things the others talk about. :func:`hop_scores` ranks the candidates for the question
+(:meth:`TieredRecaller.first_pass`), takes the names in its ``hop_depth`` best turns (capitalised
+names other than the speakers, each once, those already in the question left out, at most
+``hop_terms``), asks again with the question followed by those names, and adds the second
+pass's scores at ``weights.hop``: ``first + hop * second``. The rule is the same for every
+question; with no new names, or ``hop == 0``, the first pass is the answer.
+
+Cost: at most one more ranking pass (one query embedding, one BM25 pass, one matrix-vector
+product over turns and keys).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from smartctx.core.slots import Slot
+from smartctx.retrieval.analysis import analyze
+from smartctx.retrieval.keys_tiers import names, speaker_of
+
+if TYPE_CHECKING:
+    from smartctx.retrieval.tiered import Scores, TieredRecaller
+
+
+def hop_terms(query: str, hits: Sequence[Slot], limit: int, speakers: frozenset[str]) -> list[str]:
+    """The names in ``hits`` (in order, each once) that the query does not already contain."""
+    asked = set(analyze(query))
+    found: list[str] = []
+    for slot in hits:
+        text = slot.text
+        caption = str(slot.metadata.get("caption") or "")
+        for name in names(f"{text} {caption}".strip(), speakers):
+            terms = analyze(name)
+            if not terms or set(terms) <= asked or name in found:
+                continue
+            found.append(name)
+            if len(found) >= limit:
+                return found
+    return found
+
+
+def second_query(query: str, terms: Sequence[str]) -> str:
+    """The question followed by the names found (the form the second pass searches with)."""
+    return f"{query} {' '.join(terms)}" if terms else query
+
+
+def hop_scores(recaller: TieredRecaller, query: str, candidates: Sequence[Slot]) -> Scores:
+    """``first + hop * second`` over ``candidates`` (see the module doc)."""
+    first = recaller.first_pass(query, candidates)
+    w = recaller.weights
+    if w.hop <= 0 or w.hop_depth <= 0 or w.hop_terms <= 0:
+        return first
+    best = np.lexsort((np.arange(len(first)), -first))[: w.hop_depth]
+    top = [candidates[i] for i in best if first[i] > 0]
+    speakers = frozenset(speaker_of(s) for s in candidates if speaker_of(s))
+    terms = hop_terms(query, top, w.hop_terms, speakers)
+    if not terms:
+        return first
+    return first + w.hop * recaller.first_pass(second_query(query, terms), candidates)

@@ -1,0 +1,316 @@
+"""``TieredRecaller``: recall over the turns and over the keys the memory tiers know about them.
+
+It implements the core :class:`~smartctx.core.recall.Recaller` protocol (so a ``ContextWindow``
+and the service use it like :class:`~smartctx.retrieval.recall.HybridRecaller`). Contract:
+
+- every slot seen is indexed as a turn (``HybridRecaller``: its key, its neighbourhood) and as
+  tier keys (:mod:`smartctx.retrieval.keys_tiers`): a fact per turn (from the ``extractor``:
+  offline by default, an LLM's when one is configured), a summary per session and a key per named
+  entity. Keys live in one ``HybridIndex`` with the same embedder;
+- a query ranks the turns (the base score) and, per key kind, the keys (BM25 and vectors fused
+  by reciprocal rank); the key at rank r gives ``weight / (rrf_k + r)`` to each turn of its
+  provenance (a turn keeps its best key of each kind). When the query names dates ("in May
+  2023", "on 1 May, 2022"), turns whose keys are dated near them get a ranked bonus at
+  ``weights.date``. See :mod:`smartctx.retrieval.multihop` for the second hop;
+- the weights are global (:class:`TierWeights`), never chosen per query;
+- indexing is incremental: new slots add their fact keys, refresh the summary key of their
+  session and the entity keys they mention (re-embedded only when the key text changes); the
+  extractor sees the whole session a new turn belongs to. Ranking costs one BM25 pass and one
+  matrix-vector product over turns and keys, and at most one more for the second hop;
+- filters, forgetting and determinism are as in ``HybridRecaller`` (ties break by slot id).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from smartctx.core.embeddings import Embedder, RetrievalEmbedder
+from smartctx.core.errors import InvalidInput
+from smartctx.core.slots import Slot
+from smartctx.retrieval.analysis import analyze
+from smartctx.retrieval.dates import asked, overlap
+from smartctx.retrieval.hybrid import HybridIndex
+from smartctx.retrieval.keys_tiers import (
+    Entities,
+    KeyExtractor,
+    OfflineExtractor,
+    TierKey,
+    session_keys,
+    session_of,
+    speaker_of,
+)
+from smartctx.retrieval.recall import HybridRecaller, best
+
+Scores = npt.NDArray[np.float64]
+KEY_DEPTH = 256
+"""How many keys of each kind pass their turns a share of their rank."""
+PARTS_CACHE = 1024
+"""How many queries' score lists a recaller remembers (oldest forgotten first)."""
+
+
+@dataclass(frozen=True)
+class TierWeights:
+    """Fusion weights of the key kinds, the date bonus and the second hop (0 turns one off).
+
+    ``hop_depth`` first hits name the entities of the second query, at most ``hop_terms`` of
+    them. Defaults chosen by leave-one-conversation-out cross-validation on LoCoMo's
+    development split in a BM25-only run (``smartctx bench locomo --embedder none --cv``); with
+    e5 the same selection prefers ``fact=1.0`` (recall@10 +0.8 in-sample), see
+    ``docs/benchmarks.md``."""
+
+    fact: float = 0.0
+    session: float = 0.3
+    entity: float = 0.3
+    date: float = 1.0
+    hop: float = 0.5
+    speaker: float = 0.5
+    hop_depth: int = 5
+    hop_terms: int = 6
+
+    def __post_init__(self) -> None:
+        values = (self.fact, self.session, self.entity, self.date, self.hop, self.speaker)
+        if min(values) < 0 or self.hop_depth < 0 or self.hop_terms < 0:
+            raise InvalidInput(f"tier weights must be >= 0, got {self!r}")
+
+
+def named_speakers(query: str, candidates: Sequence[Slot]) -> Scores:
+    """1 for each candidate whose speaker the query names (by first name, as a whole word) when
+    it names some but not all of the candidates' speakers, else 0: a question about a person is
+    mostly answered by that person's own words."""
+    out = np.zeros(len(candidates))
+    speakers = {speaker_of(s) for s in candidates} - {""}
+    named = {
+        who
+        for who in speakers
+        if re.search(rf"\b{re.escape(who.split()[0])}\b", query, re.IGNORECASE)
+    }
+    if not named or named == speakers:
+        return out
+    for i, slot in enumerate(candidates):
+        if speaker_of(slot) in named:
+            out[i] = 1.0
+    return out
+
+
+class TieredRecaller:
+    """A ``Recaller`` over turns and tier keys (see the module doc)."""
+
+    def __init__(
+        self,
+        *,
+        embedder: RetrievalEmbedder | Embedder | None = None,
+        weights: TierWeights | None = None,
+        extractor: KeyExtractor | None = None,
+        rrf_k: int = 20,
+        turn_weights: tuple[float, float] = (1.0, 1.0),
+        context_weight: float = 0.5,
+    ) -> None:
+        self.weights = weights or TierWeights()
+        self.extractor: KeyExtractor = extractor or OfflineExtractor()
+        self.rrf_k = rrf_k
+        self.turns = HybridRecaller(
+            embedder=embedder, rrf_k=rrf_k, weights=turn_weights, context_weight=context_weight
+        )
+        self.keys = HybridIndex(embedder=embedder, rrf_k=rrf_k, weights=turn_weights)
+        self._key: dict[str, TierKey] = {}
+        self._slots: dict[str, Slot] = {}
+        self._sessions: dict[str, list[str]] = defaultdict(list)
+        self._df: Counter[str] = Counter()
+        self._speakers: set[str] = set()
+        self._entities = Entities()
+        self._parts: dict[tuple[str, tuple[str, ...]], dict[str, Scores]] = {}
+
+    def filtered(
+        self,
+        *,
+        speaker: str | Iterable[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> TieredRecaller:
+        """A recaller sharing this one's indexes, recalling only what passes the filter (see
+        :meth:`HybridRecaller.filtered`)."""
+        out = copy.copy(self)
+        out.turns = self.turns.filtered(speaker=speaker, since=since, until=until)
+        return out
+
+    # indexing -----------------------------------------------------------------------------------
+
+    def prepare(self, slots: Sequence[Slot]) -> None:
+        """Index new (or changed) slots as turns and keys, in one batch per index."""
+        fresh = [s for s in slots if self._slots.get(s.id, None) is None or self._changed(s)]
+        fresh = list({s.id: s for s in fresh}.values())
+        if not fresh:
+            return
+        self._parts.clear()
+        self.turns.prepare(fresh)
+        touched: list[str] = []
+        for slot in fresh:
+            group = session_of(slot)
+            if slot.id not in self._slots:
+                self._sessions[group].append(slot.id)
+                self._df.update(set(analyze(slot.text)))
+                if speaker_of(slot):
+                    self._speakers.add(speaker_of(slot))
+            self._slots[slot.id] = slot
+            if group not in touched:
+                touched.append(group)
+        keys: list[TierKey] = []
+        speakers = frozenset(self._speakers)
+        for group in touched:
+            keys += self.extractor.facts([self._slots[i] for i in self._sessions[group]])
+        # A session's summary is written once a later session has begun (as the tiers do),
+        # so a turn of the open session does not re-embed a long key.
+        newest = next(reversed(self._sessions))
+        for group, ids in self._sessions.items():
+            if (
+                group != newest
+                and ids
+                and (group in touched or f"session:{group}" not in self._key)
+            ):
+                session = {group: [self._slots[i] for i in ids]}
+                keys += session_keys(session, speakers=speakers, df=self._df)
+        keys += self._entity_keys(fresh)
+        self._store(keys)
+
+    def _changed(self, slot: Slot) -> bool:
+        return self._slots[slot.id].text != slot.text
+
+    def _entity_keys(self, fresh: Sequence[Slot]) -> list[TierKey]:
+        touched = self._entities.add(fresh, frozenset(self._speakers))
+        return [self._entities.key(name) for name in touched]
+
+    def _store(self, keys: list[TierKey]) -> None:
+        changed = [
+            k for k in keys if self._key.get(k.id, None) is None or self._key[k.id].text != k.text
+        ]
+        self._key.update({k.id: k for k in keys})
+        if changed:
+            self.keys.add([k.id for k in changed], [k.text for k in changed])
+
+    def forget(self, slot_ids: Iterable[str]) -> None:
+        """Drop these slots, and the keys that rest on them alone."""
+        gone = {i for i in slot_ids if i in self._slots}
+        if not gone:
+            return
+        self._parts.clear()
+        self.turns.forget(gone)
+        self._entities.forget(gone)
+        for slot_id in gone:
+            slot = self._slots.pop(slot_id)
+            self._sessions[session_of(slot)].remove(slot_id)
+        dead: list[str] = []
+        for key_id, key in list(self._key.items()):
+            kept = tuple(p for p in key.provenance if p not in gone)
+            if not kept:
+                dead.append(key_id)
+                del self._key[key_id]
+            elif len(kept) != len(key.provenance):
+                self._key[key_id] = TierKey(key.id, key.kind, key.text, kept, key.span)
+        self.keys.remove(dead)
+
+    def clear(self) -> None:
+        """Drop everything indexed."""
+        self.forget(list(self._slots))
+
+    # ranking ------------------------------------------------------------------------------------
+
+    def parts(self, query: str, candidates: Sequence[Slot]) -> dict[str, Scores]:
+        """The score lists fused for ``query``, over ``candidates`` in their order: ``turn``
+        (the hybrid turn score), one per key kind and ``date``. Remembered per query until the
+        index changes."""
+        self.prepare(candidates)
+        memo = (query, tuple(s.id for s in candidates))
+        cached = self._parts.get(memo)
+        if cached is None:
+            cached = self._compute(query, candidates)
+            if len(self._parts) >= PARTS_CACHE:
+                self._parts.pop(next(iter(self._parts)))
+            self._parts[memo] = cached
+        return cached
+
+    def _compute(self, query: str, candidates: Sequence[Slot]) -> dict[str, Scores]:
+        pos = {s.id: i for i, s in enumerate(candidates)}
+        turn = self.turns.scores(query, candidates)
+        out: dict[str, Scores] = {"turn": np.zeros(len(candidates))}
+        for slot_id, score in turn.items():
+            out["turn"][pos[slot_id]] = score
+        ids = self.keys.ids
+        kinds = np.array([self._key[i].kind for i in ids]) if ids else np.array([], dtype=str)
+        lexical = self.keys.lexical_scores(query) if ids else None
+        dense = self.keys.vector_scores(query) if ids else None
+        for kind in ("fact", "session", "entity"):
+            out[kind] = np.zeros(len(candidates))
+            if not ids:
+                continue
+            mask = kinds == kind
+            fused = self.keys.fuse(lexical, dense, mask)
+            order = np.flatnonzero(mask & (fused > 0))
+            order = order[np.lexsort((order, -fused[order]))][:KEY_DEPTH]
+            for rank, p in enumerate(order, 1):
+                share = 1.0 / (self.rrf_k + rank)
+                for slot_id in self._key[ids[p]].provenance:
+                    i = pos.get(slot_id)
+                    if i is not None and share > out[kind][i]:
+                        out[kind][i] = share
+        out["date"] = self._dates(query, candidates, pos)
+        out["named"] = named_speakers(query, candidates)
+        return out
+
+    def _dates(self, query: str, candidates: Sequence[Slot], pos: dict[str, int]) -> Scores:
+        spans = asked(query)
+        out = np.zeros(len(candidates))
+        if not spans:
+            return out
+        near = np.zeros(len(candidates))
+        for key in self._key.values():
+            if key.span is None or key.kind == "entity":
+                continue
+            score = max(overlap(key.span, s) for s in spans)
+            for slot_id in key.provenance:
+                i = pos.get(slot_id)
+                if i is not None and score > near[i]:
+                    near[i] = score
+        positions = np.flatnonzero(near >= 0.5)
+        if not len(positions):
+            return out
+        values = -near[positions]
+        ordered = np.sort(values)
+        ranks = (
+            np.searchsorted(ordered, values, "left") + np.searchsorted(ordered, values, "right") + 1
+        ) / 2.0
+        out[positions] = 1.0 / (self.rrf_k + ranks)
+        return out
+
+    def first_pass(self, query: str, candidates: Sequence[Slot]) -> Scores:
+        """The fused score of every candidate for ``query`` alone (no second hop)."""
+        parts = self.parts(query, candidates)
+        w = self.weights
+        fused = (
+            parts["turn"]
+            + w.fact * parts["fact"]
+            + w.session * parts["session"]
+            + w.entity * parts["entity"]
+            + w.date * parts["date"]
+        )
+        return fused * (1.0 + w.speaker * parts["named"])
+
+    def scores(self, query: str, candidates: Sequence[Slot]) -> dict[str, float]:
+        """Fused score of every allowed candidate (by slot id); those with no evidence omitted."""
+        from smartctx.retrieval.multihop import hop_scores
+
+        allowed = [s for s in candidates if self.turns.filter.allows(s)]
+        if not allowed or not query.strip():
+            return {}
+        fused = hop_scores(self, query, allowed)
+        return {allowed[i].id: float(fused[i]) for i in np.flatnonzero(fused > 0)}
+
+    def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
+        """The at most ``k`` candidates most relevant to ``query``, best first (``Recaller``)."""
+        return best(self.scores(query, candidates) if k > 0 else {}, candidates, k)

@@ -1,0 +1,67 @@
+"""Tier keys: facts in the third person with dates, session summaries, entities."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smartctx.core.slots import Slot, SlotKind
+from smartctx.retrieval.keys_tiers import (
+    OfflineExtractor,
+    entity_keys,
+    group_sessions,
+    names,
+    session_keys,
+    third_person,
+)
+
+
+def turn(n: int, speaker: str, text: str, session: int = 1, when: str = "2023-05-08T13:56") -> Slot:
+    meta: dict[str, Any] = {"speaker": speaker, "time": when, "session": session}
+    return Slot(
+        SlotKind.USER, text, id=f"t{session}.{n}", source_id=f"D{session}:{n}", metadata=meta
+    )
+
+
+def test_third_person_names_speaker_and_addressee() -> None:
+    text = "I'm proud of my kids. Did you see your painting? I love it."
+    out = third_person(text, "Mel", "Caro")
+    assert out == "Mel is proud of Mel's kids. Did Caro see Caro's painting? Mel love it."
+    assert third_person("I went", "", "") == "I went"
+
+
+def test_fact_keys_resolve_dates_and_point_to_their_turn() -> None:
+    session = [
+        turn(1, "Caroline", "I went to a LGBTQ support group yesterday."),
+        turn(2, "Melanie", "Wow, did you like it?"),
+    ]
+    facts = OfflineExtractor().facts(session)
+    assert [f.provenance for f in facts] == [("t1.1",), ("t1.2",)]
+    first = facts[0]
+    assert first.text.startswith("Caroline went to a LGBTQ support group yesterday (7 May 2023)")
+    assert "(said on 8 May 2023)" in first.text
+    assert first.span is not None and first.span[0].day == 7
+    assert "did Caroline like it" in facts[1].text
+    assert facts[1].span is not None and facts[1].span[0].day == 8  # the day said
+
+
+def test_names_skip_sentence_starts_speakers_and_months() -> None:
+    text = "Yesterday I flew to Paris with Jean. In May we saw the Eiffel Tower and Caroline."
+    assert names(text, frozenset({"Caroline"})) == ["Paris", "Jean", "Eiffel Tower"]
+
+
+def test_session_and_entity_keys_carry_provenance() -> None:
+    turns = [
+        turn(1, "Ana", "I adopted a puppy from the shelter in Lisbon last week."),
+        turn(2, "Ben", "A puppy! What did you name him?"),
+        turn(1, "Ana", "We are flying to Lisbon again soon.", session=2, when="2023-06-02T10:00"),
+    ]
+    sessions = group_sessions(turns)
+    assert list(sessions) == ["s1", "s2"]
+    keys = session_keys(sessions, speakers=frozenset({"Ana", "Ben"}))
+    assert keys[0].provenance == ("t1.1", "t1.2")
+    assert keys[0].text.startswith("Ana and Ben on 8 May 2023.")
+    assert "puppy" in keys[0].text
+    ents = entity_keys(turns, speakers=frozenset({"Ana", "Ben"}))
+    lisbon = next(k for k in ents if k.id == "entity:Lisbon")
+    assert lisbon.provenance == ("t1.1", "t2.1")
+    assert lisbon.span is not None and lisbon.span[0].month == 5 and lisbon.span[1].month == 6

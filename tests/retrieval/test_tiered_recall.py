@@ -1,0 +1,141 @@
+"""TieredRecaller: turns plus tier keys, dates, the named speaker and the second hop."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from smartctx.core import HashingEmbedder, InvalidInput
+from smartctx.core.recall import Recaller
+from smartctx.core.slots import Slot, SlotKind
+from smartctx.retrieval.multihop import hop_terms, second_query
+from smartctx.retrieval.tiered import TieredRecaller, TierWeights
+
+OFF = TierWeights(fact=0, session=0, entity=0, date=0, hop=0, speaker=0)
+FILLER = [
+    "The traffic on the way home was slow again today",
+    "Work has been busy with meetings and reports all week",
+    "The neighbours had a loud party until late",
+    "We cooked pasta and watched a long film together",
+]
+
+
+def turn(i: int, speaker: str, text: str, session: int = 1, day: str = "2023-05-08") -> Slot:
+    meta: dict[str, Any] = {"speaker": speaker, "time": f"{day}T10:00", "session": session}
+    return Slot(
+        SlotKind.USER, text, id=f"s{session}:{i:02d}", source_id=f"D{session}:{i}", metadata=meta
+    )
+
+
+def conversation(
+    specials: dict[int, tuple[str, str]], session: int = 1, day: str = "2023-05-08"
+) -> list[Slot]:
+    out = []
+    for i in range(12):
+        speaker, text = specials.get(i, ("Ana" if i % 2 == 0 else "Ben", FILLER[i % 4]))
+        out.append(turn(i, speaker, text, session, day))
+    return out
+
+
+def top(recaller: Any, query: str, slots: list[Slot], k: int = 3) -> list[str]:
+    return [s.id for s, _ in recaller.rank(query, slots, k)]
+
+
+def test_it_is_a_recaller_and_rejects_negative_weights() -> None:
+    assert isinstance(TieredRecaller(), Recaller)
+    with pytest.raises(InvalidInput):
+        TierWeights(hop=-1)
+
+
+def test_a_dated_fact_key_finds_a_turn_that_names_no_date() -> None:
+    slots = conversation(
+        {
+            3: ("Ana", "I went hiking in the hills yesterday"),
+            5: ("Ana", "I love hiking in the hills"),
+        }
+    )
+    question = "What did Ana do on 7 May 2023?"
+    plain = TieredRecaller(weights=OFF)
+    tiered = TieredRecaller(weights=replace(OFF, fact=1.0, date=1.0))
+    assert top(tiered, question, slots, 1) == ["s1:03"]
+    assert top(plain, question, slots, 1) != ["s1:03"]
+
+
+def test_the_named_speakers_turns_come_first() -> None:
+    slots = conversation(
+        {
+            2: ("Ana", "Ben, does your sister play the violin or the viola?"),
+            3: ("Ben", "She plays the violin"),
+        }
+    )
+    question = "What does Ben's sister play?"
+    assert top(TieredRecaller(weights=OFF), question, slots, 1) == ["s1:02"]
+    assert top(TieredRecaller(weights=replace(OFF, speaker=1.0)), question, slots, 1) == ["s1:03"]
+
+
+def test_the_second_hop_follows_a_name_the_first_hit_mentions() -> None:
+    slots = conversation(
+        {
+            1: ("Ana", "I travelled with Jean to Porto in spring"),
+            7: ("Ben", "Porto had the best pastries ever"),
+        }
+    )
+    question = "Who travelled with Jean?"
+    # Without neighbourhood matching, so only the hop can bring the Porto turn.
+    one_hop = TieredRecaller(weights=replace(OFF, hop=0.0), context_weight=0.0)
+    two_hops = TieredRecaller(weights=replace(OFF, hop=1.0, hop_depth=1), context_weight=0.0)
+    assert "s1:07" not in top(one_hop, question, slots, 3)
+    found = top(two_hops, question, slots, 3)
+    assert found[0] == "s1:01" and "s1:07" in found
+    assert hop_terms(question, [slots[1]], 5, frozenset({"Ana", "Ben"})) == ["Porto"]
+    assert second_query("q", []) == "q"
+
+
+def test_session_keys_wait_for_the_session_to_close_and_indexing_is_incremental() -> None:
+    first = conversation({4: ("Ana", "We adopted a puppy called Rex from Lisbon")})
+    second = conversation({2: ("Ben", "Rex chewed my shoes")}, session=2, day="2023-06-02")
+    both = TieredRecaller(embedder=HashingEmbedder())
+    both.prepare(first + second)
+    step = TieredRecaller(embedder=HashingEmbedder())
+    step.prepare(first)
+    assert not any(k.startswith("session:") for k in step.keys.ids)
+    step.prepare(first + second)
+    assert sorted(step.keys.ids) == sorted(both.keys.ids)
+    assert "session:s1" in step.keys.ids and "session:s2" not in step.keys.ids
+    question = "What is the name of the puppy?"
+    assert top(step, question, first + second) == top(both, question, first + second)
+
+
+def test_forget_drops_turns_and_the_keys_resting_on_them_alone() -> None:
+    slots = conversation({1: ("Ana", "We visited Lisbon"), 3: ("Ana", "Lisbon was sunny")})
+    recaller = TieredRecaller()
+    recaller.prepare(slots)
+    assert "fact:s1:01" in recaller.keys.ids
+    recaller.forget(["s1:01"])
+    assert "fact:s1:01" not in recaller.keys.ids
+    assert "s1:01" not in top(recaller, "Lisbon", slots[:1] + slots[2:], 12)
+    recaller.clear()
+    assert len(recaller.keys) == 0
+
+
+def test_filters_apply_as_in_the_hybrid_recaller() -> None:
+    slots = conversation({1: ("Ana", "I play chess"), 2: ("Ben", "I play chess too")})
+    recaller = TieredRecaller()
+    assert top(recaller.filtered(speaker="Ben"), "chess", slots, 5) == ["s1:02"]
+    assert top(recaller, "chess", slots, 5)[:2] == ["s1:01", "s1:02"]
+
+
+def test_a_window_recalls_through_it() -> None:
+    from smartctx.core import get_counter
+    from smartctx.window import ContextWindow
+
+    window = ContextWindow(
+        120, counter=get_counter(), embedder=None, recaller=TieredRecaller(), recall_ratio=0.5
+    )
+    slots = [turn(0, "Ana", "My puppy is called Rex")]
+    slots += [turn(i, "Ben", f"{FILLER[i % 4]} on day {i}") for i in range(1, 30)]
+    window.add_many(slots)
+    prompt = window.assemble("What is Ana's puppy called?")
+    assert any("Rex" in s.text for s in prompt.recalled)
