@@ -168,6 +168,11 @@ class KnowledgeBase:
         return kb
 
     @property
+    def bridge_embedder(self) -> Embedder | None:
+        """The cross-lingual sentence bridge's embedder (None: no bridge or the default)."""
+        return self._bridge_embedder
+
+    @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
             from smartctx.core.settings import Settings

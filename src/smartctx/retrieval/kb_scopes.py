@@ -66,7 +66,11 @@ class ScopedKnowledge:
 
     def _new_base(self, owner: str) -> KnowledgeBase:
         return KnowledgeBase(
-            db=self.db, owner=owner, embedder=self.org.embedder, counter=self.org.counter
+            db=self.db,
+            owner=owner,
+            embedder=self.org.embedder,
+            counter=self.org.counter,
+            bridge_embedder=self.org.bridge_embedder,
         )
 
     async def _watcher(self, owner: str) -> KBWatcher | None:

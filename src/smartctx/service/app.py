@@ -261,7 +261,9 @@ def create_app(
     )
     scoped: ScopedKnowledge | None = None
     if providers is None:
-        kb = kb or KnowledgeBase.builtin(db=db, owner=ORG_SCOPE, embedder=retrieval)
+        kb = kb or KnowledgeBase.builtin(
+            db=db, owner=ORG_SCOPE, embedder=retrieval, bridge_embedder=similarity
+        )
         scoped = ScopedKnowledge(kb, db=db)  # organisation-wide base + each owner's documents
         k = settings.kb_top_k
         providers = [ScopedKnowledgeProvider(scoped, k=k)] if k else []
