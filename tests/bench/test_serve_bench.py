@@ -10,12 +10,19 @@ from typing import Any
 
 import pytest
 
-from smartctx.bench.serve_load import message_text, one_turn, run_level, run_turns
+from smartctx.bench.serve_load import (
+    client_owner,
+    message_text,
+    one_turn,
+    run_level,
+    run_turns,
+)
 from smartctx.bench.serve_procs import server_command, start_server, throwaway_database
 from smartctx.bench.serve_report import markdown, plot, rows, targets
 from smartctx.bench.serve_seed import clone_context
 from smartctx.core import HashingEmbedder, Settings
 from smartctx.retrieval.kb import KnowledgeBase
+from smartctx.service.owner import OWNER_HEADER
 from smartctx.service.server import ServerHandle, serve
 
 
@@ -51,18 +58,22 @@ def test_load_level_against_a_real_server_and_cloned_contexts(
     assert load.rps > 0 and 0 < load.percentile_ms(0.5) <= load.percentile_ms(0.99)
     assert [x == x for x in asyncio.run(run_turns(handle.url, 3))] == [True] * 3
 
-    ids = asyncio.run(clone_context(db_url, count=3))
+    # the clones belong to the cloned conversation's owner, here the first client's
+    owner = client_owner(0)
+    ids = asyncio.run(clone_context(db_url, count=3, owner=owner))
     assert ids == ["stored-0", "stored-1", "stored-2"]
-    listed = {c["context_id"] for c in _contexts(handle.url)}
-    assert set(ids) <= listed
-    assert asyncio.run(one_turn(handle.url, "stored-1")) is not None
+    assert set(ids) <= {c["context_id"] for c in _contexts(handle.url, owner)}
+    assert not set(ids) & {c["context_id"] for c in _contexts(handle.url, client_owner(1))}
+    assert asyncio.run(one_turn(handle.url, "stored-1", owner=owner)) is not None
     assert asyncio.run(one_turn("http://127.0.0.1:9", "x", timeout=2)) is None
 
 
-def _contexts(url: str) -> list[dict[str, Any]]:
+def _contexts(url: str, owner: str) -> list[dict[str, Any]]:
     import httpx
 
-    data: Any = httpx.get(f"{url}/memory/contexts", timeout=10).json()
+    data: Any = httpx.get(
+        f"{url}/memory/contexts", headers={OWNER_HEADER: owner}, timeout=10
+    ).json()
     return list(data["contexts"] if isinstance(data, dict) else data)
 
 

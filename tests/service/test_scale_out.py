@@ -2,7 +2,8 @@
 
 Proves: one conversation served alternately by both keeps one history; a memory written
 through A is recalled through B at once; concurrent turns on one context through both never
-lose an update; a task created on A is read on B. Skips only when PostgreSQL does not answer
+lose an update; a task created on A is read on B. Every request names one owner
+(``X-Smartctx-Owner``), as one user's client does. Skips only when PostgreSQL does not answer
 (``SMARTCTX_TEST_POSTGRES_URL``, else postgres@127.0.0.1:5432).
 """
 
@@ -25,8 +26,11 @@ from smartctx.bench.serve_procs import (
     start_server,
     throwaway_database,
 )
+from smartctx.service.client import smartctx_info
+from smartctx.service.owner import OWNER_HEADER
 
 FAST = {"SMARTCTX_EMBEDDER": "hashing", "SMARTCTX_RETRIEVAL_EMBEDDER": "hashing"}
+HEADERS = {"A2A-Version": "1.0", OWNER_HEADER: "scale-out-user"}
 
 
 def _admin_url() -> str:
@@ -72,15 +76,14 @@ async def _send(http: httpx.AsyncClient, url: str, text: str, context: str) -> d
 
 
 def _meta(task: dict[str, Any]) -> dict[str, Any]:
-    info: dict[str, Any] = task["artifacts"][-1]["metadata"]["smartctx"]
-    return info
+    return smartctx_info(task["artifacts"][-1]["metadata"])
 
 
 def test_two_replicas_share_conversations_memory_and_tasks(admin: str, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with (
             _two_servers(admin, tmp_path) as (a, b),
-            httpx.AsyncClient(timeout=60, headers={"A2A-Version": "1.0"}) as http,
+            httpx.AsyncClient(timeout=60, headers=HEADERS) as http,
         ):
             # one conversation, turns alternating between the replicas: one growing history
             sizes = []

@@ -30,7 +30,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from smartctx.bench.docs import machine_info
-from smartctx.bench.serve_load import LoadResult, TurnClient, one_turn, run_level, run_turns
+from smartctx.bench.serve_load import (
+    LoadResult,
+    TurnClient,
+    client_owner,
+    one_turn,
+    run_level,
+    run_turns,
+)
 from smartctx.bench.serve_procs import (
     DEFAULT_POSTGRES,
     SERVERS,
@@ -200,12 +207,13 @@ async def _stored_leg(
     async with throwaway_database("sqlite", workdir) as database:
         async with _servers("smartctx", database, 1, workdir) as servers:
             seed = await run_level([servers[0].url], 1, 6, warmup=0, timeout=options.timeout)
-        cloned = await clone_context(database, count=stored) if stored else []
+        seeder = client_owner(0)  # the seed's only client
+        cloned = await clone_context(database, count=stored, owner=seeder) if stored else []
         reporter.phase(f"stored · {stored:,} contexts", 2 * options.stored_turns)
         fresh, reopened = LoadResult(1, 0.0), LoadResult(1, 0.0)
         async with (
             _servers("smartctx", database, 1, workdir) as servers,
-            TurnClient(servers[0].url, options.timeout) as client,
+            TurnClient(servers[0].url, options.timeout, owner=seeder) as client,
         ):
             await client.turn("warm-up")
             rng = random.Random(7)

@@ -2,7 +2,10 @@
 
 Each client is one HTTP connection speaking A2A 1.0 JSON-RPC (``SendMessage`` with the
 ``A2A-Version: 1.0`` header, a fresh ``messageId`` per message and the client's own
-``contextId``), sending its next message as soon as the last one is answered. Raw JSON-RPC over
+``contextId``), sending its next message as soon as the last one is answered. Each client acts
+as an owner of its own, named with ``X-Smartctx-Owner`` (client ``i`` is ``bench-<i>``, see
+:func:`client_owner`): a header-less caller would get a fresh owner per request and never see
+its context again, which is not what a user meets. Raw JSON-RPC over
 httpx keeps the load generator's own CPU small: on a 2-core machine the client competes with
 the server it measures. A request counts as an error when the HTTP call fails or times out, the
 answer is a JSON-RPC error, or the task does not end ``completed``. With several server URLs the
@@ -22,6 +25,8 @@ from typing import Any
 
 import httpx
 
+from smartctx.service.owner import OWNER_HEADER
+
 _TOPICS = (
     "my VPN drops whenever I switch from Wi-Fi to the office network",
     "the expense report for the Berlin trip was rejected twice",
@@ -37,6 +42,12 @@ _TOPICS = (
 _ASKS = ("what should I check first", "who can approve it", "is there a known fix", "any idea")
 
 Progress = Callable[[int], None]
+OWNER_PREFIX = "bench"
+
+
+def client_owner(index: int, prefix: str = OWNER_PREFIX) -> str:
+    """The owner simulated client ``index`` acts as (``bench-0``, ``bench-1``...)."""
+    return f"{prefix}-{index}"
 
 
 def message_text(client: int, turn: int) -> str:
@@ -89,7 +100,9 @@ class LoadResult:
 
 
 class _Client:
-    def __init__(self, index: int, urls: Sequence[str], timeout: float, alternate: bool) -> None:
+    def __init__(
+        self, index: int, urls: Sequence[str], timeout: float, alternate: bool, owner: str
+    ) -> None:
         self.index = index
         self.urls = list(urls)
         self.alternate = alternate
@@ -97,7 +110,7 @@ class _Client:
         self.turn = 0
         self.http = httpx.AsyncClient(
             timeout=timeout,
-            headers={"A2A-Version": "1.0"},
+            headers={"A2A-Version": "1.0", OWNER_HEADER: owner},
             limits=httpx.Limits(max_connections=len(self.urls), max_keepalive_connections=4),
         )
 
@@ -136,14 +149,19 @@ async def run_level(
     warmup: int = 1,
     timeout: float = 60.0,
     alternate_turns: bool = False,
+    owner_prefix: str = OWNER_PREFIX,
     progress: Progress | None = None,
 ) -> LoadResult:
     """Drive ``clients`` concurrent clients until ``requests`` timed requests are answered.
 
-    Each client first sends ``warmup`` untimed turns (creating its context). Every request has
-    a ``timeout``, so a level always ends.
+    Client ``i`` acts as owner ``client_owner(i, owner_prefix)``. Each client first sends
+    ``warmup`` untimed turns (creating its context). Every request has a ``timeout``, so a level
+    always ends.
     """
-    pool = [_Client(i, urls, timeout, alternate_turns) for i in range(clients)]
+    pool = [
+        _Client(i, urls, timeout, alternate_turns, client_owner(i, owner_prefix))
+        for i in range(clients)
+    ]
     try:
         for _ in range(warmup):
             await asyncio.gather(*(c.send() for c in pool))
@@ -172,10 +190,16 @@ async def run_level(
 
 
 async def run_turns(
-    url: str, turns: int, *, timeout: float = 60.0, progress: Progress | None = None
+    url: str,
+    turns: int,
+    *,
+    timeout: float = 60.0,
+    owner: str = client_owner(0),
+    progress: Progress | None = None,
 ) -> list[float]:
-    """One client continuing one context for ``turns`` turns; the latency of each (NaN = error)."""
-    client = _Client(0, [url], timeout, False)
+    """One client (as ``owner``) continuing one context for ``turns`` turns; the latency of
+    each (NaN = error)."""
+    client = _Client(0, [url], timeout, False, owner)
     out: list[float] = []
     try:
         for _ in range(turns):
@@ -189,10 +213,11 @@ async def run_turns(
 
 
 class TurnClient:
-    """One connection sending single turns to any context (``async with`` closes it)."""
+    """One connection sending single turns, as ``owner``, to any of its contexts (``async with``
+    closes it)."""
 
-    def __init__(self, url: str, timeout: float = 60.0) -> None:
-        self._client = _Client(0, [url], timeout, False)
+    def __init__(self, url: str, timeout: float = 60.0, *, owner: str = client_owner(0)) -> None:
+        self._client = _Client(0, [url], timeout, False, owner)
 
     async def turn(self, context_id: str) -> float | None:
         """One message in ``context_id``; its latency in seconds, or None on error."""
@@ -207,7 +232,10 @@ class TurnClient:
         await self._client.aclose()
 
 
-async def one_turn(url: str, context_id: str, timeout: float = 60.0) -> float | None:
-    """One message in ``context_id`` on a fresh connection; its latency, or None on error."""
-    async with TurnClient(url, timeout) as client:
+async def one_turn(
+    url: str, context_id: str, timeout: float = 60.0, *, owner: str = client_owner(0)
+) -> float | None:
+    """One message in ``context_id`` of ``owner`` on a fresh connection; its latency, or None on
+    error."""
+    async with TurnClient(url, timeout, owner=owner) as client:
         return await client.turn(context_id)

@@ -18,28 +18,35 @@ from smartctx.store.context_schema import contexts, slot_events, slots
 BATCH = 500
 
 
-async def clone_context(database: str, *, count: int, prefix: str = "stored") -> list[str]:
-    """Clone the context with the most slots ``count`` times; returns the new context ids.
+async def clone_context(
+    database: str, *, count: int, prefix: str = "stored", owner: str | None = None
+) -> list[str]:
+    """Clone the context with the most slots (of ``owner``, else of anyone) ``count`` times;
+    returns the new context ids.
+
+    The clones belong to the source context's owner (a context is addressed by owner and id),
+    so a client acting as that owner continues them.
 
     Raises ``RuntimeError`` when the database holds no context to clone.
     """
     engine = create_async_engine(database)
     try:
         async with engine.begin() as conn:
+            query = sa.select(slots.c.owner, slots.c.context_id)
+            if owner is not None:
+                query = query.where(slots.c.owner == owner)
             top = (
                 await conn.execute(
-                    sa.select(slots.c.owner, slots.c.context_id)
-                    .group_by(slots.c.owner, slots.c.context_id)
+                    query.group_by(slots.c.owner, slots.c.context_id)
                     .order_by(sa.func.count().desc())
                     .limit(1)
                 )
             ).first()
             if top is None:
                 raise RuntimeError("no stored context to clone: the seed conversation failed")
-            owner, source = top.owner, top.context_id
             rows = {}
             for table in (contexts, slots, slot_events):
-                where = sa.and_(table.c.owner == owner, table.c.context_id == source)
+                where = sa.and_(table.c.owner == top.owner, table.c.context_id == top.context_id)
                 rows[table.name] = [
                     dict(r._mapping) for r in await conn.execute(sa.select(table).where(where))
                 ]
