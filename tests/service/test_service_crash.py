@@ -26,7 +26,9 @@ from serverproc import Server
 KILLS = 6
 CLIENTS = 4
 ACKS_PER_ROUND = 6
-V1 = {"A2A-Version": "1.0"}
+# One named owner: a header-less caller is a fresh anonymous owner per request, and the retry
+# must reach the same owner's task and contexts to be answered from the first delivery.
+V1 = {"A2A-Version": "1.0", "X-Smartctx-Owner": "crash"}
 
 
 def _turn(text: str, context_id: str, message_id: str) -> dict[str, Any]:

@@ -13,9 +13,16 @@ from test_service_forget_item import _db_bytes, handle
 from smartctx.service.client import SmartctxClient
 from smartctx.service.server import AsyncServerHandle
 
-FACT = "I keep my spare key under the blue flowerpot."
+# Said as a statement the offline responder acknowledges ("Noted: ..."): a turn answered with
+# an abstention is junk that memory never stores, and the fact must be stored to be forgotten.
+FACT = "Remember that I keep my spare key under the blue flowerpot."
 NEEDLES = (b"blue flowerpot", b"spare key under")
 __all__ = ["handle"]  # the fixture: a server on forget.db with personal memory on
+
+
+def _as(owner: str) -> dict[str, str]:
+    """Headers acting as ``owner`` (a caller naming none is a fresh anonymous owner)."""
+    return {"X-Smartctx-Owner": owner}
 
 
 async def test_restatements_in_other_threads_are_forgotten_too(
@@ -26,7 +33,7 @@ async def test_restatements_in_other_threads_are_forgotten_too(
         await hana.send(FACT)
         answer = await hana.send("Where do I keep my spare key?")  # a new thread recalls it
     assert "your spare key under the blue flowerpot" in answer.text.lower()
-    async with httpx.AsyncClient(base_url=handle.url) as http:
+    async with httpx.AsyncClient(base_url=handle.url, headers=_as("hana")) as http:
         pairs = (await http.get("/memory/owners/hana/pairs")).json()["pairs"]
         [pair_id] = [p["id"] for p in pairs if p["user_text"] == FACT]
         forgotten = await http.delete(f"/memory/owners/hana/items/pair/{pair_id}")
@@ -62,7 +69,7 @@ async def test_a_forget_that_stops_halfway_resumes(
     personal.add_forgetter(flaky)
     async with SmartctxClient(handle.url, owner="ines") as ines:
         await ines.send(FACT)
-    async with httpx.AsyncClient(base_url=handle.url) as http:
+    async with httpx.AsyncClient(base_url=handle.url, headers=_as("ines")) as http:
         first = await http.delete("/memory/owners/ines")
         with sqlite3.connect(db_file) as conn:
             jobs = conn.execute("SELECT owner FROM forget_jobs").fetchall()
@@ -83,7 +90,7 @@ async def test_pending_forgets_finish_at_start(handle: AsyncServerHandle) -> Non
         await jo.send(FACT)
     flaky = _FailsOnce()
     personal.add_forgetter(flaky)
-    async with httpx.AsyncClient(base_url=handle.url) as http:
+    async with httpx.AsyncClient(base_url=handle.url, headers=_as("jo")) as http:
         assert (await http.delete("/memory/owners/jo")).status_code == 503
     assert await personal.resume_forgets() == ["jo"]
     assert await personal.resume_forgets() == []

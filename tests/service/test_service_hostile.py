@@ -17,6 +17,8 @@ from smartctx.service.server import ServerHandle
 
 V1 = {"A2A-Version": "1.0"}
 JSON = {**V1, "content-type": "application/json"}
+OWNER = {"X-Smartctx-Owner": "default"}
+"""Header-less callers get a fresh owner per request: every client here acts as "default"."""
 TABLES = ("contexts", "slots", "slot_events", "a2a_tasks", "a2a_deliveries", "mem_pairs")
 
 
@@ -51,7 +53,7 @@ def nested(depth: int) -> dict[str, Any]:
 def hostile(start_server: Any, tmp_path: Path) -> Iterator[tuple[ServerHandle, Path]]:
     """A server with personal memory on and small limits, one context and one pair stored."""
     handle = start_server(hooks=None, max_message_chars=2000, max_body_bytes=20_000)
-    with httpx.Client(base_url=handle.url, timeout=30) as http:
+    with httpx.Client(base_url=handle.url, timeout=30, headers=OWNER) as http:
         assert http.post("/memory/contexts", json={"context_id": "c1"}).status_code == 201
         pair = {"id": "p1", "user_text": "I like jazz", "assistant_text": "Noted."}
         assert http.post("/memory/owners/default/pairs", json=pair).status_code == 201
@@ -61,7 +63,7 @@ def hostile(start_server: Any, tmp_path: Path) -> Iterator[tuple[ServerHandle, P
 def test_known_500s_answer_4xx_and_change_nothing(hostile: tuple[ServerHandle, Path]) -> None:
     handle, db_file = hostile
     before = dump(db_file)
-    with httpx.Client(base_url=handle.url, timeout=30) as http:
+    with httpx.Client(base_url=handle.url, timeout=30, headers=OWNER) as http:
         answers = {
             "stream not utf-8": http.post("/rest/message:stream", content=b"\xff", headers=JSON),
             "send not utf-8": http.post("/rest/message:send", content=b"{\xff}", headers=JSON),
@@ -98,7 +100,7 @@ def test_known_500s_answer_4xx_and_change_nothing(hostile: tuple[ServerHandle, P
 def test_dot_owner_is_refused_or_harmless(hostile: tuple[ServerHandle, Path]) -> None:
     handle, db_file = hostile
     before = dump(db_file)
-    with httpx.Client(base_url=handle.url, timeout=30) as http:
+    with httpx.Client(base_url=handle.url, timeout=30, headers=OWNER) as http:
         response = http.delete("/memory/owners/%2e%2e")
     assert response.status_code < 500, response.text
     assert dump(db_file) == before  # another owner's name: nothing of "default" went
@@ -109,7 +111,7 @@ def test_invalid_utf8_json_rpc_is_a_parse_error(hostile: tuple[ServerHandle, Pat
     before = dump(db_file)
     text = json.dumps(rpc(send("héllo")), ensure_ascii=False)
     body = text.encode().replace("é".encode(), b"\xff")
-    with httpx.Client(base_url=handle.url, timeout=30) as http:
+    with httpx.Client(base_url=handle.url, timeout=30, headers=OWNER) as http:
         response = http.post("/", content=body, headers=JSON)
     assert response.json()["error"]["code"] == -32700
     assert dump(db_file) == before
@@ -120,7 +122,7 @@ def test_unsupported_media_type_is_refused(hostile: tuple[ServerHandle, Path]) -
     before = dump(db_file)
     image = {"message": {"messageId": "m-img", "role": "ROLE_USER", "parts": [
         {"raw": "aGVsbG8=", "mediaType": "image/png"}]}}  # fmt: skip
-    with httpx.Client(base_url=handle.url, timeout=30) as http:
+    with httpx.Client(base_url=handle.url, timeout=30, headers=OWNER) as http:
         response = http.post("/", json=rpc(image), headers=V1)
     assert response.json()["error"]["code"] == -32005
     assert dump(db_file) == before
@@ -129,7 +131,7 @@ def test_unsupported_media_type_is_refused(hostile: tuple[ServerHandle, Path]) -
 def test_a_retried_message_is_applied_once(hostile: tuple[ServerHandle, Path]) -> None:
     handle, db_file = hostile
     params = send("How do I connect to the VPN?", message_id="retry-1", contextId="ctx-r")
-    with httpx.Client(base_url=handle.url, timeout=60) as http:
+    with httpx.Client(base_url=handle.url, timeout=60, headers=OWNER) as http:
         first = http.post("/", json=rpc(params), headers=V1).json()["result"]["task"]
         rows = dump(db_file)
         second = http.post("/", json=rpc(params), headers=V1).json()["result"]["task"]
@@ -143,9 +145,12 @@ def test_client_errors_carry_no_sql_or_paths(hostile: tuple[ServerHandle, Path])
     handle, db_file = hostile
     with sqlite3.connect(db_file) as conn:
         conn.execute("DROP TABLE slots")  # every turn now fails inside the store
-    with httpx.Client(base_url=handle.url, timeout=60) as http:
+    with httpx.Client(base_url=handle.url, timeout=60, headers=OWNER) as http:
         answer = http.post("/", json=rpc(send("hello there")), headers=V1).text
-        created = http.post("/memory/contexts", json={"context_id": "c2"})
+        # Uvicorn closes the connection after an unhandled error: do not reuse it (a race).
+        created = http.post(
+            "/memory/contexts", json={"context_id": "c2"}, headers={"Connection": "close"}
+        )
         with sqlite3.connect(db_file) as conn:
             conn.execute("DROP TABLE a2a_tasks")  # now reading a task fails in the SDK's store
         got = http.post("/", json=rpc({"id": "t-1"}, method="GetTask"), headers=V1).json()
