@@ -18,8 +18,8 @@ from smartctx.service.client import SmartctxClient
 from smartctx.service.server import ServerHandle
 
 StartServer = Callable[..., ServerHandle]
-SECRET = "My bank PIN is 9931."
-QUESTION = "What is my bank PIN?"
+SECRET = "My locker number is 9931."  # not a sensitive value: replies may repeat it
+QUESTION = "What is my locker number?"
 V1 = {"A2A-Version": "1.0"}
 
 

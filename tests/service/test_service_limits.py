@@ -15,7 +15,9 @@ async def test_least_recently_used_contexts_leave_memory_not_the_store(
 ) -> None:
     handle = start_server(max_live_contexts=3)
     registry = handle.app.registry
-    async with httpx.AsyncClient(base_url=handle.url) as http:
+    # Named owner: a header-less caller would get a fresh anonymous owner per request.
+    headers = {"X-Smartctx-Owner": "default"}
+    async with httpx.AsyncClient(base_url=handle.url, headers=headers) as http:
         for i in range(6):
             created = await http.post("/memory/contexts", json={"context_id": f"lru-{i}"})
             assert created.status_code == 201

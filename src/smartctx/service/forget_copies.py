@@ -15,7 +15,9 @@ for that owner only:
 3. A2A task rows whose stored history, artifacts, status or metadata hold one of the texts;
 4. the owner's live windows, so no process-local copy survives (they reload from the store);
 5. with ``personal`` set, the owner's other pairs that restate the item (a reply in another
-   thread that said it back), each forgotten in turn as a pair, without going further.
+   thread that said it back), each forgotten in turn as a pair, without going further. Only a
+   long text restates: another pair that is merely a short text of the item ("Noted.", "OK")
+   said nothing of it and is kept.
 
 The texts looked for are the item's own and their restatements (:func:`restatements`): each
 sentence said back in the second person ("I keep my key under the mat" -> "You keep your key
@@ -82,6 +84,11 @@ class TextMatcher:
     def holds(self, value: str) -> bool:
         """True when ``value`` contains a long text or is a short one."""
         return value.strip() in self.short or any(t in value for t in self.long)
+
+    def restates(self, value: str) -> bool:
+        """True when ``value`` contains a long text; short texts never count, since a reply such
+        as "Noted." that equals one carries none of the item."""
+        return any(t in value for t in self.long)
 
     def part_of(self, value: str) -> bool:
         """True when ``value`` (long enough) is a passage of one of the texts."""
@@ -186,7 +193,7 @@ class CopiesForgetter:
                 str(pid)
                 for pid, user, assistant in rows
                 if not (item.kind == "pair" and pid == item.id)
-                and (texts.holds(user) or texts.holds(assistant))
+                and (texts.restates(user) or texts.restates(assistant))
             ]
         token = _NESTED.set(True)
         try:
