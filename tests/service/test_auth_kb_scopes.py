@@ -27,7 +27,17 @@ def sources(reply_events: list[dict[str, object]]) -> set[str]:
 async def test_owner_documents_stay_with_their_owner(
     start_server: StartServer, db_url: str
 ) -> None:
-    org = KnowledgeBase(embedder=HashingEmbedder(), db=Database(db_url), owner=ORG_SCOPE)
+    org_db = Database(db_url)  # the server's organisation base writes through it
+    try:
+        await _owner_documents_stay_with_their_owner(start_server, db_url, org_db)
+    finally:
+        await org_db.close()
+
+
+async def _owner_documents_stay_with_their_owner(
+    start_server: StartServer, db_url: str, org_db: Database
+) -> None:
+    org = KnowledgeBase(embedder=HashingEmbedder(), db=org_db, owner=ORG_SCOPE)
     server = start_server(auth=True, kb=org)
     lea, max_key, admin = (
         await make_key(db_url, "lea"),
