@@ -25,3 +25,37 @@ def test_allowance_and_threshold_from_the_embedder() -> None:
     items = ["battery dies after an hour", "battery dies after two hours of use"]
     kept = gate.select("battery dies", items, lambda t: t, tokens=lambda t: 5, allowance=5)
     assert len(kept) == 1
+
+
+def test_gated_recaller_passes_on_only_relevant_slots_and_never_tool_logs() -> None:
+    from collections.abc import Sequence
+
+    from smartctx.agents.relevance import GatedRecaller
+    from smartctx.core import Slot, SlotKind
+
+    class Everything:
+        index = "inner attribute"
+
+        def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
+            return [(slot, 1.0 / (n + 1)) for n, slot in enumerate(candidates)][:k]
+
+    slots = [
+        Slot(SlotKind.RAG_DOC, "Lunch is served at noon in the canteen", source_id="kb:lunch"),
+        Slot(SlotKind.RAG_DOC, "Laptop battery replacement takes two days", source_id="kb:bat"),
+        Slot(SlotKind.TOOL_LOG, "kb.search('laptop battery replacement')", source_id="kb.search"),
+    ]
+    gated = GatedRecaller(Everything(), RelevanceGate(None), top=8)
+    ranked = gated.rank("laptop battery replacement", slots, 10)
+    assert [slot.source_id for slot, _ in ranked] == ["kb:bat"]
+    assert gated.index == "inner attribute"  # the inner recaller's other attributes show through
+
+
+def test_a_follow_up_that_names_nothing_is_searched_with_the_exchange_it_follows() -> None:
+    from smartctx.agents.agent import recall_query
+    from smartctx.agents.providers import Message
+
+    history = [Message("user", "How do I connect to the VPN?"), Message("assistant", "Open it.")]
+    assert recall_query("and then?", history) == "How do I connect to the VPN?\nand then?"
+    assert recall_query("and then?", []) == "and then?"
+    asked = "Do I need a receipt for a lunch?"
+    assert recall_query(asked, history) == asked

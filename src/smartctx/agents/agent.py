@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from smartctx.agents.llm_summary import LLMSummarizer, revise_summaries
 from smartctx.agents.models import ChatModel, TokenSink, complete_streaming
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
 from smartctx.core import Event, InvalidInput, Slot, SlotKind, SlotState, SmartCtxError
@@ -83,8 +84,10 @@ class RunResult:
 class Agent:
     """A chat model with context providers, running turns on :class:`Thread` objects.
 
-    ``providers`` are asked in the order given (concurrently; their answers are applied in that
-    order). The constructor does no I/O.
+    With ``summarizer``, every summary the funnel writes during a turn is rewritten by a chat
+    model at the end of the turn (see :mod:`smartctx.agents.llm_summary`). ``providers`` are
+    asked in the order given (concurrently; their answers are applied in that order). The
+    constructor does no I/O.
     """
 
     def __init__(
@@ -95,8 +98,10 @@ class Agent:
         name: str = "smartctx",
         temperature: float | None = None,
         history_for_providers: int = HISTORY_FOR_PROVIDERS,
+        summarizer: LLMSummarizer | None = None,
     ) -> None:
         self.model = model
+        self.summarizer = summarizer
         self.providers: list[ContextProvider] = list(providers)
         self.name = name
         self.temperature = temperature
@@ -139,11 +144,15 @@ class Agent:
         produces it (one chunk, the whole reply, for a model that does not stream), and the
         chunks concatenated are the reply.
 
-        Order: (1) the user message enters the window as a pinned ``user`` slot (pinned for this
-        turn only: memory never displaces the current request); (2) every provider is asked with
+        Order: (0) ``window.begin_turn()`` (with a turn focus, what earlier turns needed is
+        archived, see :mod:`smartctx.window.focus`); (1) the user message enters the window as
+        a pinned ``user`` slot (pinned for this turn only: memory never displaces the current
+        request); (2) every provider is asked with
         the thread's recent messages plus the new one; their slots are added (copied, unpinned,
         with fresh ids; kinds, priorities and source ids kept) and their ``instructions`` become
-        a ``memory`` slot with source id ``provider:<name>``; (3) ``window.assemble(query=...)``;
+        a ``memory`` slot with source id ``provider:<name>``; (3) ``window.assemble(query=...)``
+        (the query is the message, or for a follow-up that retrieved no knowledge, see
+        :func:`recall_query`, the previous user message and the message);
         (4) the model is called with the prompt's chat messages (one system message, then
         strict user/assistant alternation, see :mod:`smartctx.window.chat`); (5) the reply
         enters as an ``agent`` slot; (6) the turn ends (``window.end_turn()``: the user slot,
@@ -176,17 +185,21 @@ class Agent:
             SlotKind.USER, text, pinned=True, source_id=f"{thread.id}:{turn}", metadata=base_meta
         )
         user_msg = Message("user", text, {**extra, **base_meta, "slot_id": user_slot.id})
-        events: list[Event] = list(window.add(user_slot).events)
+        events: list[Event] = window.begin_turn()
+        events += window.add(user_slot).events
         errors: list[str] = []
         try:
             asked = [*thread.recent(self.history_for_providers), user_msg]
+            evidence = False
             for provider, slot in await self._gather_context(asked, errors):
                 try:
                     events += window.add(slot).events
+                    evidence = evidence or slot.kind is SlotKind.RAG_DOC
                 except (SmartCtxError, ValueError, TypeError) as exc:
                     errors.append(provider.name)
                     events += window.add(_failure_slot(provider, "slot", exc)).events
-            prompt = window.assemble(query=text)
+            query = text if evidence else recall_query(text, thread.messages)
+            prompt = window.assemble(query=query)
             events += prompt.events
             reply = await complete_streaming(
                 self.model,
@@ -205,6 +218,8 @@ class Agent:
             # end_turn, not unpin(user_slot.id): a repeated question is merged into the earlier
             # slot, which is then the pinned one.
             events += window.end_turn()
+        if self.summarizer is not None:
+            events += await revise_summaries(window, events, self.summarizer)
         assistant_msg = Message("assistant", reply, {**base_meta, "slot_id": reply_slot_id})
         thread.messages += [user_msg, assistant_msg]
         thread.turns = turn
@@ -246,6 +261,22 @@ class Agent:
                 wrong = TypeError(f"returned {type(result).__name__}, not ProvidedContext")
                 slots.append((provider, _failure_slot(provider, "get_relevant_context", wrong)))
         return slots
+
+
+ELLIPTICAL_TERMS = 3
+"""A request with fewer content words than this that retrieved nothing is a follow-up."""
+
+
+def recall_query(text: str, history: Sequence[Message]) -> str:
+    """What recall searches for: ``text``, or for a follow-up that names too little to find
+    anything by itself ("and then?", "und dann?"), the previous user message followed by
+    ``text``, so the evidence of the exchange it follows can come back."""
+    from smartctx.retrieval.analysis import analyze
+
+    if len(analyze(text)) >= ELLIPTICAL_TERMS:
+        return text
+    previous = next((m.text for m in reversed(history) if m.role == "user"), None)
+    return f"{previous}\n{text}" if previous else text
 
 
 _ROLE_OF = {SlotKind.USER: "user", SlotKind.AGENT: "assistant"}

@@ -18,11 +18,13 @@ request and the candidates (callers pass a bounded number of candidates).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from smartctx.core import Embedder
+from smartctx.core.recall import Recaller
+from smartctx.core.slots import Slot, SlotKind
 from smartctx.retrieval.analysis import analyze
 
 T = TypeVar("T")
@@ -116,3 +118,37 @@ class RelevanceGate:
             used += cost
             out.append((item, value))
         return out
+
+
+class GatedRecaller:
+    """A :class:`~smartctx.core.recall.Recaller` that passes on only what bears on the query.
+
+    ``inner`` ranks the candidates (hybrid search over the whole archive); the best ``top`` of
+    its ranking are scored by ``gate`` and those under the gate's threshold are dropped, so an
+    archived slot comes back into a prompt only when it is relevant to the request, as memory
+    does. Tool logs are not recalled (they record what an earlier turn retrieved; the evidence
+    itself is a candidate). The inner ranking's order is kept. Other attributes (``prepare``,
+    ``index``...) are the inner recaller's. Cost: the inner ranking plus one batch embedding of
+    at most ``top`` texts (cached by the embedder).
+    """
+
+    def __init__(self, inner: Recaller, gate: RelevanceGate, *, top: int = 8) -> None:
+        self.inner = inner
+        self.gate = gate
+        self.top = top
+
+    def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
+        # a tool log records what an earlier turn retrieved; the evidence itself is recallable
+        candidates = [slot for slot in candidates if slot.kind is not SlotKind.TOOL_LOG]
+        ranked = self.inner.rank(query, candidates, min(k, self.top))
+        if not ranked:
+            return []
+        values = self.gate.scores(query, [slot.text for slot, _ in ranked], symmetric=True)
+        return [
+            (slot, score)
+            for (slot, score), value in zip(ranked, values, strict=True)
+            if value >= self.gate.threshold
+        ]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

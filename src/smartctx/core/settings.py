@@ -27,6 +27,16 @@ class Settings(BaseSettings):
     drop_below: float = Field(3.0, description="DropBelow stage threshold priority")
     keep_recent: int = Field(4, ge=0, description="turns the Summarize stage never touches")
     recall_ratio: float = Field(0.3, ge=0.0, le=1.0)
+    focus_keep_turns: int | None = Field(
+        1,
+        ge=0,
+        description="exchanges a thread keeps verbatim when a new turn begins (earlier ones, "
+        "and earlier turns' knowledge and tool logs, are archived and recalled when relevant); "
+        "unset keeps the whole window",
+    )
+    focus_recall_share: float = Field(
+        0.1, ge=0.0, le=1.0, description="share of the budget recalled archive may use per turn"
+    )
     embedder: Literal["use", "e5", "hashing"] = "use"
     retrieval_embedder: Literal["use", "e5", "hashing"] = "e5"
     embed_threads: int = Field(
@@ -83,7 +93,9 @@ class Settings(BaseSettings):
     llm_api_key: str | None = None
     llm_timeout: float = 60.0
     memory_llm: bool = Field(
-        True, description="with an LLM configured, also use it to extract and consolidate facts"
+        True,
+        description="with an LLM configured, also use it to extract and consolidate facts and to "
+        "rewrite the summaries the funnel writes",
     )
 
     # personal memory

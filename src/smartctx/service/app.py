@@ -63,11 +63,12 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 from smartctx import __version__
 from smartctx.agents import ChatModel, ContextProvider, model_from_settings
 from smartctx.agents.llm_memory import LLMConsolidator
-from smartctx.agents.relevance import RelevanceGate
+from smartctx.agents.relevance import GatedRecaller, RelevanceGate
 from smartctx.core.clock import Clock, SystemClock
 from smartctx.core.embed_cache import CachedEmbedder
 from smartctx.core.embeddings import Embedder, embed_queries, get_embedder
 from smartctx.core.errors import InvalidInput, SmartCtxError
+from smartctx.core.recall import Recaller
 from smartctx.core.settings import Settings
 from smartctx.core.tokens import TokenCounter, get_counter
 from smartctx.memory.personal import PersonalMemory
@@ -210,7 +211,7 @@ def create_app(
     clock = clock or SystemClock()
     db = database or Database(settings.resolved_database_url())
     with_memory = providers is None if memory is None else memory
-    recaller: Callable[[], TieredRecaller] | None = None
+    recaller: Callable[[], Recaller] | None = None
     recall_embedder: Embedder | None = None
     # Default models are wrapped in caches that a worker pool fills ahead of each turn.
     similarity = CachedEmbedder(get_embedder(settings.embedder)) if embedder is None else None
@@ -221,8 +222,10 @@ def create_app(
         recall_embedder = embedder if embedder is not None else retrieval
         chosen = recall_embedder
 
-        def recaller() -> TieredRecaller:
-            return TieredRecaller(embedder=chosen)
+        gate = RelevanceGate(embedder if embedder is not None else similarity)
+
+        def recaller() -> Recaller:
+            return GatedRecaller(TieredRecaller(embedder=chosen), gate)
 
     factory = WindowFactory(
         settings,

@@ -44,6 +44,7 @@ from a2a.types.a2a_pb2 import Part
 
 from smartctx.agents import Agent, ChatModel, ContextProvider, Message, Thread
 from smartctx.agents.agent import HISTORY_FOR_PROVIDERS
+from smartctx.agents.llm_summary import LLMSummarizer
 from smartctx.agents.models import ChatMessages, StreamingChatModel, TokenSink
 from smartctx.core.errors import SmartCtxError
 from smartctx.core.settings import Settings
@@ -203,6 +204,10 @@ class SmartctxExecutor(AgentExecutor):
         self.owner_providers = owner_providers
         self.owner_presets = owner_presets
         self.precompute = precompute
+        # with a configured model, summaries the funnel writes are rewritten by it after a turn
+        self.summarizer = (
+            LLMSummarizer(model) if settings.llm_base_url and settings.memory_llm else None
+        )
 
     def providers_for(self, owner: str, preset: str) -> list[ContextProvider]:
         """The providers of a turn of ``owner`` in a context of ``preset``."""
@@ -283,6 +288,7 @@ class SmartctxExecutor(AgentExecutor):
             agent = Agent(
                 _TurnModel(self.model, bool(turn.slots), self.history_formatter, self.precompute),
                 providers,
+                summarizer=self.summarizer,
             )
             thread = thread_of(live, context_id, owner)
             sink = on_token if isinstance(self.model, StreamingChatModel) else None

@@ -26,6 +26,7 @@ from smartctx.window import (
     Stage,
     Summarize,
     Summarizer,
+    TurnFocus,
     compression_preset,
     default_funnel,
     eviction_preset,
@@ -133,7 +134,9 @@ class WindowFactory:
 
     With ``recaller`` (a factory of :class:`~smartctx.core.recall.Recaller` objects), every
     window of a preset in ``recall_presets`` gets its own recaller, so ``assemble(query)``
-    recalls archived slots of the thread relevant to the query into the prompt.
+    recalls archived slots of the thread relevant to the query into the prompt; those windows
+    also get a :class:`~smartctx.window.TurnFocus` (``settings.focus_keep_turns``), so a new
+    turn's prompt holds the last exchanges and what the request needs, not every earlier turn.
     """
 
     def __init__(
@@ -157,7 +160,14 @@ class WindowFactory:
         if preset not in PRESETS:
             raise InvalidInput(f"unknown preset {preset!r}")
         recall = self.recaller is not None and preset in self.recall_presets
+        keep = self.settings.focus_keep_turns
+        focus = (
+            TurnFocus(keep_turns=keep, recall_share=self.settings.focus_recall_share)
+            if recall and keep is not None
+            else None
+        )
         return {
+            "focus": focus,
             "recaller": self.recaller() if recall and self.recaller is not None else None,
             "counter": self.counter,
             "funnel": PRESETS[preset](self.settings, keep_recent),

@@ -15,6 +15,7 @@ Example::
 """
 
 from smartctx.window.admission import AdmissionIndex, Duplicate, kind_group
+from smartctx.window.focus import TurnFocus
 from smartctx.window.normalize import guard_signature, normalize_text, text_key
 from smartctx.window.persist import Changes
 from smartctx.window.render import Prompt, render_content, render_recalled
@@ -51,6 +52,7 @@ __all__ = [
     "Stage",
     "Summarize",
     "Summarizer",
+    "TurnFocus",
     "WindowState",
     "compression_preset",
     "default_funnel",

@@ -38,6 +38,7 @@ recent embeddings, the victim comes from a heap, the token total is maintained i
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -49,13 +50,14 @@ from smartctx.core.recall import Recaller
 from smartctx.core.slots import Event, EventKind, Slot, SlotKind, SlotState
 from smartctx.core.tokens import TokenCounter
 from smartctx.window.admission import MERGE_KINDS, AdmissionIndex, Duplicate
+from smartctx.window.focus import TurnFocus
 from smartctx.window.persist import Changes, ChangeTracker, rebuild_state
 from smartctx.window.recall import recall_archived
 from smartctx.window.render import Prompt, build_prompt, order_slots
 from smartctx.window.snapshot import Snapshot
 from smartctx.window.stages import EvictLowestPriority, EvictOldest, Stage, default_funnel
 from smartctx.window.state import WindowState, clone
-from smartctx.window.summarizer import Summarizer
+from smartctx.window.summarizer import SUMMARY_PREFIX, Summarizer
 
 Listener = Callable[[list[Event]], None]
 
@@ -95,6 +97,7 @@ class ContextWindow:
         recall_k: int = 256,
         semantic_window: int = 256,
         message_overhead: int = 0,
+        focus: TurnFocus | None = None,
     ) -> None:
         if budget <= 0:
             raise InvalidInput(f"budget must be a positive number of tokens, got {budget}")
@@ -108,6 +111,7 @@ class ContextWindow:
         if recall_k < 0:
             raise InvalidInput(f"recall_k must be >= 0, got {recall_k}")
         self.recall_k = recall_k
+        self.focus = focus
         admission = AdmissionIndex(
             embedder=embedder, threshold=dedup_threshold, capacity=semantic_window
         )
@@ -252,6 +256,62 @@ class ContextWindow:
         self._notify(start)
         return self._state.events[start:]
 
+    def begin_turn(self) -> list[Event]:
+        """A new turn begins: with a :class:`~smartctx.window.focus.TurnFocus`, what earlier
+        turns needed is archived (see :mod:`smartctx.window.focus`); without one, nothing
+        happens. Call it before adding the new user slot."""
+        if self.focus is None:
+            return []
+        start = len(self._state.events)
+        self.focus.apply(self._state)
+        self._notify(start)
+        return self._state.events[start:]
+
+    def revise_summary(self, summary_id: str, text: str) -> list[Event]:
+        """Replace the active summary ``summary_id`` with a new summary slot holding ``text``
+        (an abstractive rewrite, for example by a chat model, of what the summary replaced).
+
+        The new slot keeps the old one's provenance and notes ``revises`` in its metadata; the
+        old summary is archived as ``summarized`` into it (it stays in the log, so the revision
+        is auditable and reversible). ``text`` gets the summary prefix when it lacks it. If the
+        revision is larger than the free room, the funnel runs as after any add. ``NotFound``
+        for an unknown id, ``InvalidInput`` for a slot that is not an active summary or empty
+        text.
+        """
+        st = self._state
+        old = st.by_id.get(summary_id)
+        if old is None:
+            raise NotFound(f"no slot with id {summary_id!r} in this window")
+        if old.kind is not SlotKind.SUMMARY or summary_id not in st.active or old.pinned:
+            raise InvalidInput(f"slot {summary_id!r} is not an active, unpinned summary")
+        body = text.strip()
+        if not body:
+            raise InvalidInput("a revised summary needs non-empty text")
+        if not body.startswith(SUMMARY_PREFIX.strip()):
+            body = SUMMARY_PREFIX + body
+        start = len(st.events)
+        revised = Slot(
+            kind=SlotKind.SUMMARY,
+            text=body,
+            provenance=old.provenance,
+            id=hashlib.blake2b(f"revised|{old.id}".encode(), digest_size=16).hexdigest(),
+            metadata={**old.metadata, "revises": old.id, "stage": "revise_summary"},
+        )
+        revised.tokens = st.count(revised)
+        st.archive(old, SlotState.SUMMARIZED, EventKind.SUMMARIZED, into=revised.id)
+        st.append(revised)
+        st.activate(revised)
+        st.admission.add(revised)
+        st.emit(
+            EventKind.ADMITTED,
+            revised.id,
+            tokens=revised.tokens,
+            provenance=list(revised.provenance),
+        )
+        self._run_funnel()
+        self._notify(start)
+        return st.events[start:]
+
     def _validate(self, slots: Sequence[Slot]) -> None:
         seen: set[str] = set()
         for slot in slots:
@@ -367,6 +427,8 @@ class ContextWindow:
         recalled: list[Slot] = []
         if self.recaller is not None and self.reserve > 0 and query:
             room = st.budget - st.tokens_used
+            if self.focus is not None:
+                room = min(room, int(self.focus.recall_share * st.budget))
             recalled = recall_archived(st, self.recaller, query, extra, room, self.recall_k)
         tokens = st.tokens_used + sum(s.tokens for s in recalled)
         prompt = build_prompt(ordered, recalled, tokens, st.events[start:])

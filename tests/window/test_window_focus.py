@@ -1,0 +1,102 @@
+"""Turn focus: earlier turns' evidence and old exchanges leave the window when a turn begins."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from smartctx.core import HashingEmbedder, InvalidInput, Slot, SlotKind, SlotState, get_counter
+from smartctx.window import ContextWindow, TurnFocus
+
+
+class ByOverlap:
+    """Ranks candidates by shared words with the query (a deterministic recaller)."""
+
+    def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
+        asked = set(query.lower().split())
+        scored = [(s, float(len(asked & set(s.text.lower().split())))) for s in candidates]
+        scored = [pair for pair in scored if pair[1] > 0]
+        return sorted(scored, key=lambda pair: -pair[1])[:k]
+
+
+DEFAULT = TurnFocus()
+
+
+def window(focus: TurnFocus | None = DEFAULT) -> ContextWindow:
+    w = ContextWindow(
+        2000,
+        counter=get_counter(),
+        embedder=HashingEmbedder(),
+        recaller=ByOverlap(),
+        focus=focus,
+    )
+    w.add(Slot(SlotKind.SYSTEM, "You answer helpdesk questions.", pinned=True))
+    return w
+
+
+def turn(w: ContextWindow, n: int, topic: str) -> None:
+    w.begin_turn()
+    w.add(Slot(SlotKind.USER, f"question {n} about {topic}", pinned=True))
+    w.add(Slot(SlotKind.TOOL_LOG, f"kb.search({topic}) -> kb:{topic}", source_id="kb.search"))
+    w.add(Slot(SlotKind.RAG_DOC, f"The {topic} policy says rule {n}.", source_id=f"kb:{topic}"))
+    w.add(Slot(SlotKind.MEMORY, f"remembered {topic} {n}", metadata={"provider": "memory"}))
+    w.assemble(query=f"question {n} about {topic}")
+    w.add(Slot(SlotKind.AGENT, f"answer {n} on {topic}"))
+    w.end_turn()
+
+
+def test_a_new_turn_keeps_the_system_and_the_last_exchange_only() -> None:
+    w = window()
+    mine = w.add(Slot(SlotKind.MEMORY, "a note the user added to this context")).slot
+    for n, topic in enumerate(["vpn", "taxi", "hotel"]):
+        turn(w, n, topic)
+    events = w.begin_turn()
+    texts = {s.text for s in w.active}
+    assert texts == {
+        "You answer helpdesk questions.",
+        "a note the user added to this context",
+        "question 2 about hotel",
+        "answer 2 on hotel",
+    }
+    assert w.get(mine.id).state is SlotState.ACTIVE
+    assert events and all(e.detail["stage"] == "turn_focus" for e in events)
+    assert all(e.kind.value == "evicted" for e in events)
+    # nothing is lost: every slot is still in the log
+    assert {s.text for s in w.log} >= {"The vpn policy says rule 0.", "answer 0 on vpn"}
+
+
+def test_recall_brings_back_what_the_new_request_needs_within_its_share() -> None:
+    w = window(TurnFocus(keep_turns=0, recall_share=0.1))
+    for n, topic in enumerate(["vpn", "taxi", "hotel"]):
+        turn(w, n, topic)
+    w.begin_turn()
+    w.add(Slot(SlotKind.USER, "what did the taxi policy say", pinned=True))
+    prompt = w.assemble(query="what did the taxi policy say")
+    recalled = {s.text for s in prompt.recalled}
+    assert "The taxi policy says rule 1." in recalled
+    assert sum(s.tokens for s in prompt.recalled) <= 200  # 10% of 2,000
+
+
+def test_without_a_focus_begin_turn_changes_nothing_and_restore_keeps_focus_archives() -> None:
+    plain = window(None)
+    turn(plain, 0, "vpn")
+    before = [s.id for s in plain.active]
+    assert plain.begin_turn() == []
+    assert [s.id for s in plain.active] == before
+
+    w = window()
+    for n, topic in enumerate(["vpn", "taxi"]):
+        turn(w, n, topic)
+    w.begin_turn()
+    restored = ContextWindow.restore(
+        w.log, w.events, w.budget, counter=get_counter(), focus=TurnFocus()
+    )
+    assert [s.id for s in restored.active] == [s.id for s in w.active]
+
+
+def test_focus_rejects_bad_options() -> None:
+    with pytest.raises(InvalidInput):
+        TurnFocus(keep_turns=-1)
+    with pytest.raises(InvalidInput):
+        TurnFocus(recall_share=1.5)
