@@ -43,10 +43,13 @@ def test_gated_recaller_passes_on_only_relevant_slots_and_never_tool_logs() -> N
         Slot(SlotKind.RAG_DOC, "Lunch is served at noon in the canteen", source_id="kb:lunch"),
         Slot(SlotKind.RAG_DOC, "Laptop battery replacement takes two days", source_id="kb:bat"),
         Slot(SlotKind.TOOL_LOG, "kb.search('laptop battery replacement')", source_id="kb.search"),
+        Slot(SlotKind.USER, "How long does a laptop battery replacement take?"),
+        Slot(SlotKind.USER, "My laptop battery replacement ticket is 4411."),
     ]
     gated = GatedRecaller(Everything(), RelevanceGate(None), top=8)
     ranked = gated.rank("laptop battery replacement", slots, 10)
-    assert [slot.source_id for slot, _ in ranked] == ["kb:bat"]
+    # neither the tool log nor the bare question comes back; the user's statement does
+    assert [slot.text for slot, _ in ranked] == [slots[1].text, slots[4].text]
     assert gated.index == "inner attribute"  # the inner recaller's other attributes show through
 
 

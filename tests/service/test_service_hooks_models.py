@@ -103,3 +103,36 @@ async def test_history_formatter_rewrites_the_prompt(start_server: StartServer) 
     assert sent[0]["content"].startswith("You are the smartctx helpdesk assistant.")
     assert sent[0]["content"].endswith(" | Good morning")  # tool logs sit in the system part
     assert reply.text == f"echo: {sent[0]['content']}"
+
+
+async def test_with_a_model_configured_the_served_funnel_writes_abstractive_summaries(
+    start_server: StartServer,
+) -> None:
+    from smartctx.agents.llm_summary import PROMPT as SUMMARY_PROMPT
+    from smartctx.service.client import smartctx_options
+
+    def reply(messages: list[dict[str, str]]) -> str:
+        if messages[0]["content"].startswith(SUMMARY_PROMPT[:40]):
+            return "Priya of the Platform team sits in room 4B."
+        if messages[0]["content"].startswith("You maintain a user's long-term memory"):
+            return '{"operations": []}'
+        return f"Noted ({len(messages)})."
+
+    facts = [
+        "Hello, I am Priya from the Platform team.",
+        "My desk is in room 4B on the second floor.",
+        "I work from Lisbon on Fridays.",
+        "Our release moved to March 14.",
+        "The printer on my floor jams a lot.",
+    ]
+    with OpenAICompatibleTestServer(reply=reply) as llm:
+        handle = start_server(llm_base_url=llm.base_url, llm_model="test-model")
+        options = smartctx_options(preset="compression", budget=120, system_prompt="Be brief.")
+        async with SmartctxClient(handle.url, owner="priya") as client:
+            first = await client.send(facts[0], metadata=options)
+            for text in facts[1:]:
+                await client.send(text, context_id=first.context_id)
+            snapshot = await client.snapshot(first.context_id)
+    summaries = [s for s in snapshot["slots"] if s["kind"] == "summary"]
+    assert summaries, snapshot["slots"]
+    assert any("Priya of the Platform team" in s["text"] for s in summaries)

@@ -100,3 +100,14 @@ def test_focus_rejects_bad_options() -> None:
         TurnFocus(keep_turns=-1)
     with pytest.raises(InvalidInput):
         TurnFocus(recall_share=1.5)
+
+
+def test_recall_skips_what_the_window_already_says_but_not_a_new_number() -> None:
+    w = window(TurnFocus(keep_turns=0, recall_share=0.5))
+    w.add(Slot(SlotKind.AGENT, "The taxi policy says rule 1 applies after 22:00."))
+    w.add(Slot(SlotKind.AGENT, "The taxi policy says rule 1 applies after 23:00."))
+    w.begin_turn()
+    w.add(Slot(SlotKind.USER, "taxi policy rule", pinned=True))
+    w.add(Slot(SlotKind.RAG_DOC, "The taxi policy says rule 1 applies after 22:00 only."))
+    recalled = [s.text for s in w.assemble(query="taxi policy rule").recalled]
+    assert recalled == ["The taxi policy says rule 1 applies after 23:00."]

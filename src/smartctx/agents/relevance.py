@@ -18,10 +18,12 @@ request and the candidates (callers pass a bounded number of candidates).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any, TypeVar
 
 import numpy as np
 
+from smartctx.agents.text import is_question, split_sentences
 from smartctx.core import Embedder
 from smartctx.core.recall import Recaller
 from smartctx.core.slots import Slot, SlotKind
@@ -36,6 +38,13 @@ over every pair of dev questions, one about another knowledge chunk than the req
 a rephrasing of the same question (another language included) passes."""
 LEXICAL_ONLY = 0.6
 """Threshold without an embedder: most of the request's words must be in the item."""
+
+
+@lru_cache(maxsize=16_384)
+def _terms(text: str) -> tuple[str, ...]:
+    """The distinct analysed words of ``text``, in order (cached: recall scores the same
+    archived texts turn after turn)."""
+    return tuple(dict.fromkeys(analyze(text)))
 
 
 def _overlap(terms: list[str], tokens: set[str]) -> float:
@@ -73,12 +82,12 @@ class RelevanceGate:
         "안방" bears on "안방 청정 시작해줘")."""
         if not texts:
             return []
-        terms = list(dict.fromkeys(analyze(request)))
+        terms = list(_terms(request))
         asked = set(terms)
-        lexical = [_overlap(terms, set(analyze(t))) for t in texts]
+        lexical = [_overlap(terms, set(_terms(t))) for t in texts]
         if symmetric:
             lexical = [
-                max(lex, _overlap(list(dict.fromkeys(analyze(t))), asked))
+                max(lex, _overlap(list(_terms(t)), asked))
                 for lex, t in zip(lexical, texts, strict=True)
             ]
         if self.embedder is None:
@@ -123,32 +132,47 @@ class RelevanceGate:
 class GatedRecaller:
     """A :class:`~smartctx.core.recall.Recaller` that passes on only what bears on the query.
 
-    ``inner`` ranks the candidates (hybrid search over the whole archive); the best ``top`` of
-    its ranking are scored by ``gate`` and those under the gate's threshold are dropped, so an
-    archived slot comes back into a prompt only when it is relevant to the request, as memory
-    does. Tool logs are not recalled (they record what an earlier turn retrieved; the evidence
-    itself is a candidate). The inner ranking's order is kept. Other attributes (``prepare``,
-    ``index``...) are the inner recaller's. Cost: the inner ranking plus one batch embedding of
-    at most ``top`` texts (cached by the embedder).
+    The gate comes first: the most recent ``scan`` candidates (archived slots come in log
+    order) are scored by ``gate`` (lexical overlap plus the similarity embedder, whose vectors
+    the window already computed for deduplication, so this is a cache hit and one matrix
+    product), those under its threshold are dropped, and the best ``top`` survivors are ranked
+    by ``inner`` (hybrid search, whose passage embeddings are costly for long texts and are
+    therefore computed only for those few). So an archived slot comes back into a prompt only
+    when it is relevant to the request, as memory does. Not recalled: tool logs (they record
+    what an earlier turn retrieved; the evidence itself is a candidate) and user messages that
+    only ask (a question without its answer tells nothing; the answer is a candidate). Other
+    attributes (``prepare``, ``index``...) are the inner recaller's. Cost per call: the gate over
+    at most ``scan`` texts (analysed words cached) plus the inner ranking of at most ``top``.
     """
 
-    def __init__(self, inner: Recaller, gate: RelevanceGate, *, top: int = 8) -> None:
+    def __init__(
+        self, inner: Recaller, gate: RelevanceGate, *, top: int = 8, scan: int = 512
+    ) -> None:
         self.inner = inner
         self.gate = gate
         self.top = top
+        self.scan = scan
 
     def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
-        # a tool log records what an earlier turn retrieved; the evidence itself is recallable
-        candidates = [slot for slot in candidates if slot.kind is not SlotKind.TOOL_LOG]
-        ranked = self.inner.rank(query, candidates, min(k, self.top))
-        if not ranked:
+        pool = [slot for slot in candidates if _informative(slot)][-self.scan :]
+        if not pool or k <= 0:
             return []
-        values = self.gate.scores(query, [slot.text for slot, _ in ranked], symmetric=True)
-        return [
-            (slot, score)
-            for (slot, score), value in zip(ranked, values, strict=True)
-            if value >= self.gate.threshold
-        ]
+        values = self.gate.scores(query, [slot.text for slot in pool], symmetric=True)
+        passed = sorted(
+            (pair for pair in zip(pool, values, strict=True) if pair[1] >= self.gate.threshold),
+            key=lambda pair: -pair[1],
+        )[: self.top]
+        if not passed:
+            return []
+        return self.inner.rank(query, [slot for slot, _ in passed], min(k, len(passed)))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+def _informative(slot: Slot) -> bool:
+    if slot.kind is SlotKind.TOOL_LOG:
+        return False
+    if slot.kind is SlotKind.USER:
+        return not all(is_question(s) for s in split_sentences(slot.text))
+    return True

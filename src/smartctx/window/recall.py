@@ -1,20 +1,24 @@
 """Recall at assembly time: bring archived slots relevant to the query back into the prompt.
 
-Candidates are the window's archived slots (dropped, summarized, evicted; in seq order) plus the
-caller's ``extra`` slots (for example turns of earlier threads). The recaller ranks at most ``k``
-of them; the room is filled by tokens, best first: a candidate whose text is already active or
-already recalled is skipped, one larger than the room left is skipped and the next is tried, and
-the walk stops when no message can fit any more. Each taken slot emits a ``recalled`` event; the
-log and the active set do not change.
+Candidates are the window's archived slots (dropped, summarized, evicted; in seq order; one per
+text, the latest copy, and none whose text is active) plus the caller's ``extra`` slots (for
+example turns of earlier threads). The recaller ranks at most ``k`` of them; the room is filled
+by tokens, best first: a candidate whose text is already active or already recalled is skipped,
+one larger than the room left is skipped and the next is tried, and the walk stops when no
+message can fit any more. A candidate that adds nothing (at least :data:`COVERED` of its words,
+and every number, already in the window or in what was recalled before it: an old reply quoting
+the knowledge this turn retrieved again) is skipped too. Each taken slot emits a ``recalled``
+event; the log and the active set do not change.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from smartctx.core.recall import Recaller
 from smartctx.core.slots import EventKind, Slot
-from smartctx.window.normalize import text_key
+from smartctx.window.normalize import normalize_text, text_key
 from smartctx.window.render import render_recalled
 from smartctx.window.state import WindowState, clone
 
@@ -43,20 +47,36 @@ def recall_archived(
     total cost never exceeds ``room``."""
     if room <= state.message_overhead or k <= 0:
         return []
-    archived = sorted((state.by_id[i] for i in state.archived), key=lambda s: s.seq)
-    candidates = [clone(s) for s in archived]
+    active_keys = state.admission.text_keys()
+    # One candidate per text, the latest copy, and none the window already holds: the ranking
+    # (which may embed each candidate) never sees a text that could not be taken.
+    latest: dict[str, Slot] = {}
+    for slot_id in state.archived:
+        slot = state.by_id[slot_id]
+        key = state.recall_keys.get(slot_id)
+        if key is None:
+            key = state.recall_keys[slot_id] = text_key(slot.text)
+        if key not in active_keys:
+            latest.pop(key, None)
+            latest[key] = slot
+    candidates = [clone(s) for s in sorted(latest.values(), key=lambda s: s.seq)]
     candidates += [s.copy() for s in extra if s.id not in state.active]
     if not candidates:
         return []
-    active_keys = state.admission.text_keys()
     chosen: list[Slot] = []
     seen: set[str] = set()
+    present: set[str] | None = None
     for slot, score in recaller.rank(query, candidates, min(k, len(candidates))):
         if room <= state.message_overhead:
             break
         key = text_key(slot.text)
         if key in active_keys or key in seen:
             continue
+        if present is None:
+            present = set().union(*(_words(s.text) for s in state.active.values()))
+        if _covered(_words(slot.text), present):
+            continue
+        present |= _words(slot.text)
         cost = recall_cost(state, slot)
         if cost > room:
             continue
@@ -71,3 +91,23 @@ def recall_archived(
             source_id=slot.source_id,
         )
     return chosen
+
+
+COVERED = 0.8
+"""A candidate whose words are at least this share in the prompt already adds nothing."""
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(normalize_text(text)))
+
+
+def _covered(words: set[str], present: set[str]) -> bool:
+    """Whether ``words`` add nothing to ``present``; a new number always counts (the guard of
+    semantic deduplication: "fact 12" is not "fact 13")."""
+    if not words:
+        return False
+    new = words - present
+    if any(char.isdigit() for word in new for char in word):
+        return False
+    return len(new) <= (1 - COVERED) * len(words)

@@ -85,6 +85,7 @@ class WindowState:
         self.kind_tokens: dict[SlotKind, int] = dict.fromkeys(SlotKind, 0)
         self.dirty: dict[str, int] = {}
         self.recall_costs: dict[str, int] = {}
+        self.recall_keys: dict[str, str] = {}
         self._stamp = 0
         self._heap: list[tuple[float, int, str]] = []
 
