@@ -198,3 +198,11 @@ def test_strong_similarity_admits_a_match_without_shared_words() -> None:
     assert reply(messages, embedder=Fixed()) == NO_INFORMATION  # strong_similarity off
     out = reply(messages, embedder=Fixed(), strong_similarity=0.9)
     assert out.endswith("[source: kb:leave.md#1]")
+
+
+def test_a_follow_up_that_names_nothing_is_answered_in_the_context_of_the_exchange() -> None:
+    asked = user("How do I connect to the VPN?")
+    answered = {"role": "assistant", "content": "Open the GlobalProtect app."}
+    out = reply([SYSTEM, VPN, LEAVE, asked, answered, user("and then?")])
+    assert "vpn.example.com" in out and out.endswith("[source: kb:vpn.md#1]")
+    assert reply([SYSTEM, VPN, LEAVE, user("and then?")]) == NO_INFORMATION

@@ -54,11 +54,10 @@ def test_gated_recaller_passes_on_only_relevant_slots_and_never_tool_logs() -> N
 
 
 def test_a_follow_up_that_names_nothing_is_searched_with_the_exchange_it_follows() -> None:
-    from smartctx.agents.agent import recall_query
-    from smartctx.agents.providers import Message
+    from smartctx.agents.relevance import contextual_query
 
-    history = [Message("user", "How do I connect to the VPN?"), Message("assistant", "Open it.")]
-    assert recall_query("and then?", history) == "How do I connect to the VPN?\nand then?"
-    assert recall_query("and then?", []) == "and then?"
+    previous = "How do I connect to the VPN?"
+    assert contextual_query("and then?", previous) == "How do I connect to the VPN?\nand then?"
+    assert contextual_query("and then?", None) == "and then?"
     asked = "Do I need a receipt for a lunch?"
-    assert recall_query(asked, history) == asked
+    assert contextual_query(asked, previous) == asked

@@ -54,6 +54,7 @@ def test_client_command_prints_reply_and_snapshot(server: ServerHandle) -> None:
     )
     assert first.exit_code == 0, first.output
     assert "agent:" in first.output and "vpn" in first.output.lower()
+    assert "[source: kb:vpn.md#" in first.output  # the citation is printed, not read as markup
     assert "context: cli-1" in first.output
     streamed = runner.invoke(
         app,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from smartctx.agents.llm_summary import LLMSummarizer, revise_summaries
 from smartctx.agents.models import ChatModel, TokenSink, complete_streaming
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
+from smartctx.agents.relevance import contextual_query
 from smartctx.core import Event, InvalidInput, Slot, SlotKind, SlotState, SmartCtxError
 from smartctx.core.slots import new_id
 
@@ -152,7 +153,8 @@ class Agent:
         with fresh ids; kinds, priorities and source ids kept) and their ``instructions`` become
         a ``memory`` slot with source id ``provider:<name>``; (3) ``window.assemble(query=...)``
         (the query is the message, or for a follow-up that retrieved no knowledge, see
-        :func:`recall_query`, the previous user message and the message);
+        :func:`~smartctx.agents.relevance.contextual_query`, the previous user message and the
+        message);
         (4) the model is called with the prompt's chat messages (one system message, then
         strict user/assistant alternation, see :mod:`smartctx.window.chat`); (5) the reply
         enters as an ``agent`` slot; (6) the turn ends (``window.end_turn()``: the user slot,
@@ -198,7 +200,8 @@ class Agent:
                 except (SmartCtxError, ValueError, TypeError) as exc:
                     errors.append(provider.name)
                     events += window.add(_failure_slot(provider, "slot", exc)).events
-            query = text if evidence else recall_query(text, thread.messages)
+            previous = next((m.text for m in reversed(thread.messages) if m.role == "user"), None)
+            query = text if evidence else contextual_query(text, previous)
             prompt = window.assemble(query=query)
             events += prompt.events
             reply = await complete_streaming(
@@ -261,22 +264,6 @@ class Agent:
                 wrong = TypeError(f"returned {type(result).__name__}, not ProvidedContext")
                 slots.append((provider, _failure_slot(provider, "get_relevant_context", wrong)))
         return slots
-
-
-ELLIPTICAL_TERMS = 3
-"""A request with fewer content words than this that retrieved nothing is a follow-up."""
-
-
-def recall_query(text: str, history: Sequence[Message]) -> str:
-    """What recall searches for: ``text``, or for a follow-up that names too little to find
-    anything by itself ("and then?", "und dann?"), the previous user message followed by
-    ``text``, so the evidence of the exchange it follows can come back."""
-    from smartctx.retrieval.analysis import analyze
-
-    if len(analyze(text)) >= ELLIPTICAL_TERMS:
-        return text
-    previous = next((m.text for m in reversed(history) if m.role == "user"), None)
-    return f"{previous}\n{text}" if previous else text
 
 
 _ROLE_OF = {SlotKind.USER: "user", SlotKind.AGENT: "assistant"}

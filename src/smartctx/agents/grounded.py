@@ -17,6 +17,7 @@ from smartctx.agents.knowledge import Sentence, current_retrieval, extract_knowl
 from smartctx.agents.language import LEAD_INS, detect_language
 from smartctx.agents.language import NO_INFORMATION as LANG_NO_INFORMATION
 from smartctx.agents.models import ChatMessages, copy_messages
+from smartctx.agents.relevance import contextual_query
 from smartctx.agents.rules import (
     contains_phrase,
     forbidden_phrases,
@@ -158,7 +159,9 @@ class GroundedResponder:
             if facts:
                 reply = "Noted: " + " ".join(to_second_person(f) for f in facts)
             else:
-                reply = self.answer(query, chat)
+                asked = [m["content"] for m in chat if m["role"] == "user"]
+                previous = asked[-2] if len(asked) > 1 else None
+                reply = self.answer(contextual_query(query, previous), chat)
         if contains_phrase(reply, rules) is not None:
             return self.refusal(rules)
         return reply

@@ -129,6 +129,19 @@ class RelevanceGate:
         return out
 
 
+ELLIPTICAL_TERMS = 3
+"""A request with fewer content words than this names too little to be searched alone."""
+
+
+def contextual_query(text: str, previous: str | None) -> str:
+    """What to search for ``text``: itself, or for a follow-up that names too little to find
+    anything by itself ("and then?", "und dann?"), the ``previous`` user message followed by
+    ``text``, so the evidence of the exchange it follows can come back."""
+    if previous is None or len(_terms(text)) >= ELLIPTICAL_TERMS:
+        return text
+    return f"{previous}\n{text}"
+
+
 class GatedRecaller:
     """A :class:`~smartctx.core.recall.Recaller` that passes on only what bears on the query.
 

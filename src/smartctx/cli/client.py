@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from smartctx.cli.app import app, console
@@ -79,7 +80,7 @@ async def _run(
         fail(reply.text or f"the task ended {reply.state}")
     if as_json:
         return
-    console.print(f"[bold]agent:[/] {reply.text}")
+    console.print(f"[bold]agent:[/] {escape(reply.text)}")
     shown = [e for e in reply.events if e["kind"] not in ("admitted", "unpinned")]
     console.print(
         f"events: admitted x{sum(e['kind'] == 'admitted' for e in reply.events)}"
@@ -112,7 +113,7 @@ async def _stream(
             if snapshot:
                 console.print(_snapshot_table(snapshot))
         elif not event.final:
-            console.print(f"[dim]{event.kind}[/] {event.state or ''} {event.text}".rstrip())
+            console.print(f"[dim]{event.kind}[/] {event.state or ''} {escape(event.text)}".rstrip())
     if last is None or last.state != "completed":
         fail((last.text if last else "") or "the task did not complete")
     if not as_json:

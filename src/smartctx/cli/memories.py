@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from smartctx.cli.app import console, run_on_database
@@ -109,7 +110,7 @@ def add(
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return
     for row in rows:
-        console.print(f"{row['event']} {row['id']}: {row['memory']}")
+        console.print(f"{row['event']} {row['id']}: {escape(str(row['memory']))}")
 
 
 @memory_app.command("search")
@@ -212,7 +213,7 @@ def delete(
         raise typer.BadParameter("give a memory id or --all, not both")
     if memory_id is not None:
         gone = _run(lambda s: s.delete(owner, memory_id))
-        console.print(f"deleted {gone.id}: {gone.text}")
+        console.print(f"deleted {gone.id}: {escape(gone.text)}")
         return
     if not yes:
         typer.confirm(f"Delete every memory of {owner!r} in this scope?", abort=True)
