@@ -200,7 +200,9 @@ class GroundedResponder:
             if key not in said:
                 said.add(key)
                 chosen.append(sentence)
-        chosen.sort(key=lambda s: s.order)
+        # the best sentence's source first; within a source, the document's own order
+        first = {s.source: n for n, s in reversed(list(enumerate(chosen)))}
+        chosen.sort(key=lambda s: (first[s.source], s.order))
         parts: list[str] = []
         for i, sentence in enumerate(chosen):
             text = to_second_person(sentence.text) if sentence.personal else sentence.text
