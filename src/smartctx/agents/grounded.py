@@ -161,7 +161,7 @@ class GroundedResponder:
             else:
                 asked = [m["content"] for m in chat if m["role"] == "user"]
                 previous = asked[-2] if len(asked) > 1 else None
-                reply = self.answer(contextual_query(query, previous), chat)
+                reply = self.answer(query, chat, previous=previous)
         if contains_phrase(reply, rules) is not None:
             return self.refusal(rules)
         return reply
@@ -175,8 +175,13 @@ class GroundedResponder:
                 return candidate
         return "..."
 
-    def answer(self, query: str, messages: Sequence[dict[str, str]]) -> str:
-        """The grounded answer to ``query`` from ``messages``, or the abstention."""
+    def answer(
+        self, query: str, messages: Sequence[dict[str, str]], *, previous: str | None = None
+    ) -> str:
+        """The grounded answer to ``query`` from ``messages``, or the abstention. A follow-up
+        that names too little to be answered alone ("and then?") is read with the ``previous``
+        user message when it alone finds nothing (see
+        :func:`~smartctx.agents.relevance.contextual_query`)."""
         lang = detect_language(query)
         sentences = extract_knowledge(messages)
         current = current_retrieval(messages, query)
@@ -185,6 +190,9 @@ class GroundedResponder:
             fresh = [s for s in sentences if not s.source.startswith("kb:") or s.source in current]
             sentences = fresh if any(s.source in current for s in fresh) else sentences
         ranked = self.rank(query, sentences)
+        contextual = contextual_query(query, previous)
+        if not ranked and contextual != query:
+            ranked = self.rank(contextual, sentences)
         if not ranked:
             other = LANG_NO_INFORMATION.get(lang)
             return f"{other} ({NO_INFORMATION})" if other else NO_INFORMATION
