@@ -24,6 +24,7 @@ from smartctx.core import HashingEmbedder, Settings
 from smartctx.memory.forget import ForgottenItem
 from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.service.client import SmartctxClient
+from smartctx.service.delivery import INTERRUPTED_TEXT
 from smartctx.service.owner import OwnerUser
 from smartctx.service.server import serve_async
 from smartctx.service.task_cluster import (
@@ -31,6 +32,7 @@ from smartctx.service.task_cluster import (
     ClusterTaskStore,
     OrphanEventsForgetter,
     build_task_stores,
+    fail_interrupted,
     forget_owner_tasks,
     prune_events,
     task_models,
@@ -137,6 +139,34 @@ async def test_pruning_drops_the_log_of_ended_and_deleted_tasks(db: Database) ->
     async with db.engine.connect() as conn:
         left = await conn.execute(sa.text("SELECT task_id FROM a2a_task_events ORDER BY task_id"))
         assert list(left.scalars()) == ["ended-just-now", "still-running"]
+
+
+async def test_start_up_repair_logs_the_failure_of_a_crashed_turn(db: Database) -> None:
+    store, stream = ClusterTaskStore(db), ClusterEventStream(db, poll_seconds=0.01)
+    old = NOW - timedelta(hours=1)
+    crashed = await _save(
+        store, _task("crashed", TaskState.TASK_STATE_WORKING, old), TaskVersion.MISSING
+    )
+    await _save(store, _task("running", TaskState.TASK_STATE_WORKING, NOW), TaskVersion.MISSING)
+    await _save(store, _task("done", TaskState.TASK_STATE_COMPLETED, old), TaskVersion.MISSING)
+    failed = await fail_interrupted(db, store, stale_after=900, now=NOW)
+    # a shared database leaves a turn updated within ``stale_after`` to its replica; SQLite
+    # (one process) fails every unfinished task, as delivery.fail_interrupted_tasks does
+    assert failed == (2 if db.is_sqlite else 1)
+    subscription = stream.subscribe("crashed", after=crashed)
+    async for versioned in subscription:  # what a client resubscribed elsewhere receives
+        event: Any = versioned.event
+        break
+    await subscription.aclose()
+    assert event.status.state == TaskState.TASK_STATE_FAILED
+    assert event.status.message.parts[0].text == INTERRUPTED_TEXT
+    stored = await store.get("crashed", _as("ann"))
+    assert stored is not None and stored.task.status.state == TaskState.TASK_STATE_FAILED
+    running = await store.get("running", _as("ann"))
+    assert running is not None
+    assert running.task.status.state == (
+        TaskState.TASK_STATE_FAILED if db.is_sqlite else TaskState.TASK_STATE_WORKING
+    )
 
 
 async def test_forgetting_an_owner_deletes_tasks_versions_and_events(db: Database) -> None:

@@ -107,8 +107,11 @@ from smartctx.service.precompute import TurnPrecompute
 from smartctx.service.task_cluster import (
     TASK_TABLE,
     ClusterEventStream,
+    ClusterTaskStore,
     OrphanEventsForgetter,
+    TaskStores,
     build_task_stores,
+    fail_interrupted,
     forget_owner_tasks,
     prune_events,
 )
@@ -132,6 +135,7 @@ class ServiceApp:
     task_store: DatabaseTaskStore
     kb: KnowledgeBase | None
     task_events: ClusterEventStream | None = None
+    tasks: TaskStores | None = None
     personal: PersonalMemory | None = None
     owner_memory: OwnerMemory | None = None
     memories: MemoryService | None = None
@@ -323,6 +327,7 @@ def create_app(
         handler=handler,
         task_store=tasks.table,
         task_events=tasks.events,
+        tasks=tasks,
         kb=kb,
         personal=personal,
         owner_memory=owner_memory,
@@ -433,7 +438,11 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
     try:
         await service.db.migrate()
         await service.task_store.initialize()
-        failed = await fail_interrupted_tasks(service.db, service.task_store.task_model)
+        cluster = service.tasks.store if service.tasks is not None else None
+        if isinstance(cluster, ClusterTaskStore):
+            failed = await fail_interrupted(service.db, cluster)
+        else:
+            failed = await fail_interrupted_tasks(service.db, service.task_store.task_model)
         if failed:
             logger.warning("marked %d tasks interrupted by a restart as failed", failed)
         if service.personal is not None:

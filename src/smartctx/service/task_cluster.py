@@ -25,26 +25,42 @@ Data kept in step with the tasks: :func:`forget_owner_tasks` deletes an owner's 
 and events; :class:`OrphanEventsForgetter` deletes the events and versions of tasks that a
 forget deleted; :func:`prune_events` drops the event log of tasks that ended more than
 ``older_than`` ago (nobody can resubscribe to a finished task) and of deleted tasks.
+
+Start-up repair (:func:`fail_interrupted`): the cluster's version of
+:func:`smartctx.service.delivery.fail_interrupted_tasks`, with the same choice of tasks (on a
+shared database those unfinished and not updated for ``stale_after`` seconds) and the same
+message, written through the versioned store: the FAILED state is logged as an event, so a
+client resubscribed through another replica sees the end of a turn whose replica died, and a
+replica still writing the task wins (its version moved) instead of being overwritten.
 """
 
 from __future__ import annotations
 
 import functools
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
-from a2a.server.cluster import DatabaseTaskEventStream, VersionedDatabaseTaskStore
+from a2a.server.cluster import (
+    ConcurrentTaskModificationError,
+    DatabaseTaskEventStream,
+    VersionedDatabaseTaskStore,
+)
+from a2a.server.context import ServerCallContext
 from a2a.server.models import (
     create_task_event_model,
     create_task_model,
     create_task_version_model,
 )
 from a2a.server.tasks import DatabaseTaskStore
+from a2a.types.a2a_pb2 import Message, Part, Role, Task, TaskState, TaskStatusUpdateEvent
 from sqlalchemy.orm import DeclarativeBase
 
 from smartctx.memory.forget import ForgottenItem
+from smartctx.service.delivery import INTERRUPTED_TEXT, UNFINISHED
+from smartctx.service.owner import OwnerUser
 from smartctx.store.db import Database
 
 TASK_TABLE = "a2a_tasks"
@@ -189,6 +205,58 @@ async def prune_events(
     return int(result.rowcount or 0)
 
 
+async def fail_interrupted(
+    db: Database,
+    store: ClusterTaskStore,
+    *,
+    stale_after: float = 900.0,
+    now: datetime | None = None,
+) -> int:
+    """Mark the tasks a crash left unfinished as FAILED through ``store`` (see the module
+    docstring); the number marked."""
+    tasks = task_models().task.__table__
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    query = sa.select(tasks.c.id, tasks.c.owner).where(
+        tasks.c.status["state"].as_string().in_(UNFINISHED)
+    )
+    if not db.is_sqlite:  # another replica's running turns are left alone
+        cutoff = moment.replace(tzinfo=None) - timedelta(seconds=stale_after)
+        query = query.where(tasks.c.last_updated < cutoff)
+    async with db.sessions() as session:
+        rows = (await session.execute(query)).all()
+    failed = 0
+    for task_id, owner in rows:
+        context = ServerCallContext(user=OwnerUser(str(owner or "")))
+        stored = await store.get(str(task_id), context)
+        if stored is None or TaskState.Name(stored.task.status.state) not in UNFINISHED:
+            continue
+        task = Task()
+        task.CopyFrom(stored.task)
+        task.status.Clear()
+        task.status.state = TaskState.TASK_STATE_FAILED
+        task.status.timestamp.FromDatetime(moment.replace(tzinfo=None))
+        task.status.message.CopyFrom(
+            Message(
+                message_id=uuid.uuid4().hex,
+                role=Role.ROLE_AGENT,
+                parts=[Part(text=INTERRUPTED_TEXT)],
+                task_id=task.id,
+                context_id=task.context_id,
+            )
+        )
+        event = TaskStatusUpdateEvent(
+            task_id=task.id, context_id=task.context_id, status=task.status
+        )
+        try:
+            await store.save(
+                task, event=event, prev=stored.task, prev_version=stored.version, context=context
+            )
+        except ConcurrentTaskModificationError:
+            continue  # written meanwhile: its replica is alive
+        failed += 1
+    return failed
+
+
 __all__ = [
     "EVENT_TABLE",
     "TASK_TABLE",
@@ -198,6 +266,7 @@ __all__ = [
     "OrphanEventsForgetter",
     "TaskStores",
     "build_task_stores",
+    "fail_interrupted",
     "forget_owner_tasks",
     "prune_events",
     "task_models",
