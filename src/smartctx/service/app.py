@@ -106,7 +106,6 @@ from smartctx.service.personal_hook import create_hook
 from smartctx.service.precompute import TurnPrecompute
 from smartctx.service.task_cluster import (
     TASK_TABLE,
-    ClusterEventStream,
     ClusterTaskStore,
     OrphanEventsForgetter,
     TaskStores,
@@ -134,8 +133,8 @@ class ServiceApp:
     handler: GuardedRequestHandler
     task_store: DatabaseTaskStore
     kb: KnowledgeBase | None
-    task_events: ClusterEventStream | None = None
     tasks: TaskStores | None = None
+    """The handler's task store and event stream (``task_store`` is its plain table view)."""
     personal: PersonalMemory | None = None
     owner_memory: OwnerMemory | None = None
     memories: MemoryService | None = None
@@ -326,7 +325,6 @@ def create_app(
         executor=executor,
         handler=handler,
         task_store=tasks.table,
-        task_events=tasks.events,
         tasks=tasks,
         kb=kb,
         personal=personal,
@@ -426,7 +424,7 @@ async def _sweeper(service: ServiceApp) -> None:
         gone = service.registry.sweep()
         if gone:
             logger.info("released %d idle contexts from memory", len(gone))
-        if service.task_events is not None:
+        if service.tasks is not None and service.tasks.cluster:
             try:
                 await prune_events(service.db)
             except Exception:  # another replica pruning the same rows, a lost connection
