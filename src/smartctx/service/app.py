@@ -2,10 +2,10 @@
 and the memory API on one FastAPI app, over one database.
 
 ``create_app(settings, base_url=...)`` builds everything without I/O; the ASGI lifespan
-migrates the database (every Alembic head, plus the a2a-sdk task table ``a2a_tasks``), loads
-the knowledge base, loads the models a turn uses (:func:`warm_up`), starts the idle-context
-sweeper, and on shutdown closes live event streams, drains running A2A tasks and disposes of the
-database engine.
+migrates the database (every Alembic head, the A2A task tables included), loads the knowledge
+base, loads the models a turn uses (:func:`warm_up`), starts the idle-context sweeper (which also
+prunes the event log of finished A2A tasks), and on shutdown closes live event streams, drains
+running A2A tasks and disposes of the database engine.
 
 Cross-thread memory (``memory``, on by default unless ``providers`` is given explicitly, so a
 caller that configures its own agent — the simulation's bare defender — keeps exactly that):
@@ -17,6 +17,12 @@ every ``default``-preset context gets, per owner, a long-term memory provider ov
 prompt. The memory store is registered with personal memory's ``forget_owner``, and
 :class:`~smartctx.service.forget_copies.CopiesForgetter` with its ``forget_item``, so forgetting
 deletes window slots, memory items and A2A tasks too.
+
+A2A tasks (:mod:`smartctx.service.task_cluster`): on PostgreSQL, where several replicas may
+share the database, the handler runs on the SDK's cluster components (a versioned task store and
+the database event stream), so a task started on one replica can be read, resubscribed to and
+cancelled through any other; on SQLite (one process) on the SDK's plain ``DatabaseTaskStore``.
+``cluster_tasks`` forces either.
 
 Dependencies are injectable for tests and embedding: ``model`` (default: from settings —
 OpenAI-compatible when ``llm_base_url`` is set, else the offline ``GroundedResponder``),
@@ -39,13 +45,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from a2a.server.models import create_task_model
 from a2a.server.routes import (
     add_a2a_routes_to_fastapi,
     create_agent_card_routes,
@@ -56,8 +60,6 @@ from a2a.server.tasks import DatabaseTaskStore
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy import delete
-from sqlalchemy.orm import DeclarativeBase
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from smartctx import __version__
@@ -103,12 +105,21 @@ from smartctx.service.owner_memory import OwnerMemory
 from smartctx.service.personal_api import build_personal_memory, personal_router
 from smartctx.service.personal_hook import create_hook
 from smartctx.service.precompute import TurnPrecompute
+from smartctx.service.task_cluster import (
+    TASK_TABLE,
+    ClusterTaskStore,
+    OrphanEventsForgetter,
+    TaskStores,
+    build_task_stores,
+    fail_interrupted,
+    forget_owner_tasks,
+    prune_events,
+)
 from smartctx.service.windows import WindowFactory, options_from_metadata
 from smartctx.store.context_log import ContextStore
 from smartctx.store.db import Database
 
 logger = logging.getLogger(__name__)
-TASK_TABLE = "a2a_tasks"
 
 
 @dataclass
@@ -123,6 +134,8 @@ class ServiceApp:
     handler: GuardedRequestHandler
     task_store: DatabaseTaskStore
     kb: KnowledgeBase | None
+    tasks: TaskStores | None = None
+    """The handler's task store and event stream (``task_store`` is its plain table view)."""
     personal: PersonalMemory | None = None
     owner_memory: OwnerMemory | None = None
     memories: MemoryService | None = None
@@ -146,10 +159,7 @@ class ServiceApp:
     async def forget_owner(self, owner: str) -> int:
         """Delete the owner's context windows and A2A tasks; returns the rows deleted."""
         count = await self.registry.forget_owner(owner)
-        model: Any = self.task_store.task_model
-        async with self.db.session() as session:
-            result: Any = await session.execute(delete(model).where(model.owner == owner))
-        return count + int(result.rowcount or 0)
+        return count + await forget_owner_tasks(self.db, owner)
 
 
 class _ContextForgetter:
@@ -202,6 +212,7 @@ def create_app(
     database: Database | None = None,
     memory: bool | None = None,
     tracer_provider: Any | None = None,
+    cluster_tasks: bool | None = None,
 ) -> ServiceApp:
     """Build the service (no I/O here; see the module docstring)."""
     settings = settings or Settings()
@@ -288,11 +299,11 @@ def create_app(
         ),
     )
     card = build_agent_card(base, hooks=turn_hooks, auth_required=auth_required(settings))
-    task_store = DatabaseTaskStore(db.engine)
-    task_store.task_model = _task_model()
+    cluster = not db.is_sqlite if cluster_tasks is None else cluster_tasks
+    tasks = build_task_stores(db, cluster=cluster)
     handler = GuardedRequestHandler(
         executor,
-        task_store,
+        tasks.store,
         card,
         max_chars=settings.max_message_chars,
         max_running=settings.max_running_turns,
@@ -300,6 +311,7 @@ def create_app(
         extra_check=lambda _text, meta: _check_options(settings, meta),
         deliveries=DeliveryLog(db, clock=clock),
         validate_input_modes=True,
+        event_stream=tasks.events,
     )
     holder: list[ServiceApp] = []
     api = FastAPI(
@@ -315,7 +327,8 @@ def create_app(
         registry=registry,
         executor=executor,
         handler=handler,
-        task_store=task_store,
+        task_store=tasks.table,
+        tasks=tasks,
         kb=kb,
         personal=personal,
         owner_memory=owner_memory,
@@ -337,6 +350,7 @@ def create_app(
                 registry, db, task_table=TASK_TABLE, memory=owner_memory, personal=personal
             )
         )
+        personal.add_item_forgetter(OrphanEventsForgetter(db))
     _install_error_handlers(api)
     # Outermost last: metrics time everything; access refuses before a body is read; the
     # limits bound what reaches the routes.
@@ -367,16 +381,6 @@ def create_app(
         rest_routes=create_rest_routes(handler, context_builder=builder, path_prefix=REST_PREFIX),
     )
     return service
-
-
-class _TaskBase(DeclarativeBase):
-    """A private declarative base, so the a2a task model does not clash with the SDK's."""
-
-
-@functools.cache
-def _task_model() -> Any:
-    """The a2a-sdk task model on table ``a2a_tasks`` (created once per process)."""
-    return create_task_model(TASK_TABLE, _TaskBase)
 
 
 def _check_options(settings: Settings, metadata: dict[str, Any]) -> None:
@@ -423,6 +427,11 @@ async def _sweeper(service: ServiceApp) -> None:
         gone = service.registry.sweep()
         if gone:
             logger.info("released %d idle contexts from memory", len(gone))
+        if service.tasks is not None and service.tasks.cluster:
+            try:
+                await prune_events(service.db)
+            except Exception:  # another replica pruning the same rows, a lost connection
+                logger.warning("pruning the A2A task event log failed; next sweep retries")
 
 
 @contextlib.asynccontextmanager
@@ -430,7 +439,11 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
     try:
         await service.db.migrate()
         await service.task_store.initialize()
-        failed = await fail_interrupted_tasks(service.db, service.task_store.task_model)
+        cluster = service.tasks.store if service.tasks is not None else None
+        if isinstance(cluster, ClusterTaskStore):
+            failed = await fail_interrupted(service.db, cluster)
+        else:
+            failed = await fail_interrupted_tasks(service.db, service.task_store.task_model)
         if failed:
             logger.warning("marked %d tasks interrupted by a restart as failed", failed)
         if service.personal is not None:

@@ -8,7 +8,10 @@ writes would otherwise fail at once with "database is locked" when another conne
 between; taking the write lock up front makes writers wait, for up to ``BUSY_TIMEOUT_MS``, in
 the order they came. PostgreSQL (``postgresql+asyncpg``) for several replicas. Migrations live in
 ``smartctx/store/migrations``, one independent Alembic branch per subsystem (context log,
-personal memory, knowledge base), and ``migrate()`` upgrades all heads.
+personal memory, knowledge base, A2A tasks...), and ``migrate()`` upgrades all heads. On
+PostgreSQL the upgrade holds a transaction-level advisory lock (:data:`MIGRATION_LOCK`), so
+replicas started at the same moment migrate one after the other: the first creates the schema,
+the others find it current.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ from sqlalchemy.ext.asyncio import (
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 BUSY_TIMEOUT_MS = 30_000
 _NO_BEGIN = "smartctx_no_begin"
+MIGRATION_LOCK = (0x736D6374, 0x6D696772)
+"""The two-key advisory lock migrations hold on PostgreSQL (a key space apart from the one-key
+locks of :mod:`smartctx.store.context_lock`)."""
 logger = logging.getLogger(__name__)
 
 
@@ -135,4 +141,7 @@ def alembic_config(connection: Connection | None = None) -> Any:
 def _upgrade(connection: Connection) -> None:
     from alembic import command
 
+    if connection.dialect.name == "postgresql":
+        # Released at the end of the transaction ``Database.migrate`` commits.
+        connection.exec_driver_sql("SELECT pg_advisory_xact_lock({}, {})".format(*MIGRATION_LOCK))
     command.upgrade(alembic_config(connection), "heads")

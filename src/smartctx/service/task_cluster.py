@@ -1,0 +1,273 @@
+"""A2A tasks shared by several replicas: the SDK's cluster components on our tables.
+
+``build_task_stores(db, cluster=...)`` gives the request handler its task store and event
+stream. With ``cluster`` (the service turns it on for PostgreSQL) they are a2a-sdk 1.3's
+``VersionedDatabaseTaskStore`` and ``DatabaseTaskEventStream`` (``a2a.server.cluster``):
+
+- every write to a task is a compare-and-swap on ``a2a_task_versions``, so two replicas never
+  overwrite each other's task state (a cancel through B of a task running on A wins, and A stops
+  the turn when its next write finds the version moved);
+- every write also appends its event (a serialised ``StreamResponse``) to ``a2a_task_events`` in
+  the same transaction; a ``SubscribeToTask`` (``tasks/resubscribe``) for a task running on
+  another replica answers with the stored task, then tails that log (one indexed query every
+  :data:`POLL_SECONDS` while it waits) until a terminal, interrupted or message event.
+
+Without ``cluster`` the store is the SDK's plain ``DatabaseTaskStore`` (one write per event, no
+log), which is all one process needs: it resubscribes from its own running task.
+
+The SDK never creates tables here: all three come from the Alembic revision ``0007_i10cluster``
+(``smartctx.store.migrations``). The SDK's constructors define a new mapped class on the SDK's
+global metadata when given a table name, which fails the second time in one process, so the
+stores are built on the SDK's default models and then pointed at ours (:func:`task_models`, made
+once per process on a private declarative base).
+
+Data kept in step with the tasks: :func:`forget_owner_tasks` deletes an owner's tasks, versions
+and events; :class:`OrphanEventsForgetter` deletes the events and versions of tasks that a
+forget deleted; :func:`prune_events` drops the event log of tasks that ended more than
+``older_than`` ago (nobody can resubscribe to a finished task) and of deleted tasks.
+
+Start-up repair (:func:`fail_interrupted`): the cluster's version of
+:func:`smartctx.service.delivery.fail_interrupted_tasks`, with the same choice of tasks (on a
+shared database those unfinished and not updated for ``stale_after`` seconds) and the same
+message, written through the versioned store: the FAILED state is logged as an event, so a
+client resubscribed through another replica sees the end of a turn whose replica died, and a
+replica still writing the task wins (its version moved) instead of being overwritten.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from a2a.server.cluster import (
+    ConcurrentTaskModificationError,
+    DatabaseTaskEventStream,
+    VersionedDatabaseTaskStore,
+)
+from a2a.server.context import ServerCallContext
+from a2a.server.models import (
+    create_task_event_model,
+    create_task_model,
+    create_task_version_model,
+)
+from a2a.server.tasks import DatabaseTaskStore
+from a2a.types.a2a_pb2 import Message, Part, Role, Task, TaskState, TaskStatusUpdateEvent
+from sqlalchemy.orm import DeclarativeBase
+
+from smartctx.memory.forget import ForgottenItem
+from smartctx.service.delivery import INTERRUPTED_TEXT, UNFINISHED
+from smartctx.service.owner import OwnerUser
+from smartctx.store.db import Database
+
+TASK_TABLE = "a2a_tasks"
+VERSION_TABLE = "a2a_task_versions"
+EVENT_TABLE = "a2a_task_events"
+POLL_SECONDS = 0.25
+"""How often a resubscription to a task running on another replica reads the event log."""
+EVENT_RETENTION = timedelta(minutes=5)
+"""How long the events of a finished task are kept (see :func:`prune_events`)."""
+TERMINAL = (
+    "TASK_STATE_COMPLETED",
+    "TASK_STATE_FAILED",
+    "TASK_STATE_CANCELED",
+    "TASK_STATE_REJECTED",
+)
+
+
+class _TaskBase(DeclarativeBase):
+    """A private declarative base, so our task models do not clash with the SDK's."""
+
+
+@dataclass(frozen=True)
+class TaskModels:
+    """The SDK's task, event and version models on our table names."""
+
+    task: Any
+    event: Any
+    version: Any
+
+
+@functools.cache
+def task_models() -> TaskModels:
+    """The models on ``a2a_tasks``, ``a2a_task_events`` and ``a2a_task_versions`` (made once)."""
+    return TaskModels(
+        task=create_task_model(TASK_TABLE, _TaskBase),
+        event=create_task_event_model(EVENT_TABLE, _TaskBase),
+        version=create_task_version_model(VERSION_TABLE, _TaskBase),
+    )
+
+
+class ClusterTaskStore(VersionedDatabaseTaskStore):
+    """``VersionedDatabaseTaskStore`` on our tables (see the module docstring)."""
+
+    def __init__(self, db: Database) -> None:
+        super().__init__(db.engine, create_table=False)
+        models = task_models()
+        self.as_task_store.task_model = models.task  # type: ignore[attr-defined]
+        self._event_model = models.event
+        self._version_model = models.version
+
+
+class ClusterEventStream(DatabaseTaskEventStream):
+    """``DatabaseTaskEventStream`` over ``a2a_task_events`` (see the module docstring)."""
+
+    def __init__(self, db: Database, *, poll_seconds: float = POLL_SECONDS) -> None:
+        super().__init__(db.engine, create_table=False, poll_interval_s=poll_seconds)
+        self._event_model = task_models().event
+
+
+@dataclass(frozen=True)
+class TaskStores:
+    """What the handler is given (``store``, ``events``) and the plain table view (``table``:
+    the SDK's ``DatabaseTaskStore`` on ``a2a_tasks``, for start-up repair and forgetting)."""
+
+    store: DatabaseTaskStore | ClusterTaskStore
+    table: DatabaseTaskStore
+    events: ClusterEventStream | None
+
+    @property
+    def cluster(self) -> bool:
+        return self.events is not None
+
+
+def build_task_stores(db: Database, *, cluster: bool) -> TaskStores:
+    """The task store and event stream for ``db`` (no I/O; see the module docstring)."""
+    if cluster:
+        store = ClusterTaskStore(db)
+        table: Any = store.as_task_store
+        return TaskStores(store=store, table=table, events=ClusterEventStream(db))
+    plain = DatabaseTaskStore(db.engine, create_table=False)
+    plain.task_model = task_models().task
+    return TaskStores(store=plain, table=plain, events=None)
+
+
+def _tables() -> tuple[sa.Table, sa.Table, sa.Table]:
+    models = task_models()
+    return models.task.__table__, models.event.__table__, models.version.__table__
+
+
+async def forget_owner_tasks(db: Database, owner: str) -> int:
+    """Delete every task of ``owner`` with its versions and events; the rows deleted."""
+    deleted = 0
+    async with db.session() as session:
+        for table in reversed(_tables()):
+            result: Any = await session.execute(sa.delete(table).where(table.c.owner == owner))
+            deleted += int(result.rowcount or 0)
+    return deleted
+
+
+class OrphanEventsForgetter:
+    """An item forgetter, registered after the one that deletes task rows: deletes the owner's
+    task events and versions whose task is gone (an event holds the task's texts)."""
+
+    name = "a2a_task_events"
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def forget_item(self, item: ForgottenItem) -> dict[str, Any]:
+        tasks, events, versions = _tables()
+        counts: dict[str, Any] = {}
+        async with self.db.session() as session:
+            for name, table, key in (
+                (EVENT_TABLE, events, events.c.task_id),
+                (VERSION_TABLE, versions, versions.c.task_id),
+            ):
+                gone = ~sa.exists().where(tasks.c.id == key)
+                result: Any = await session.execute(
+                    sa.delete(table).where(table.c.owner == item.owner, gone)
+                )
+                counts[name] = int(result.rowcount or 0)
+        return counts
+
+
+async def prune_events(
+    db: Database, *, older_than: timedelta = EVENT_RETENTION, now: datetime | None = None
+) -> int:
+    """Delete the logged events of tasks that ended before ``now - older_than`` and of tasks
+    that no longer exist; the rows deleted. A resubscription tails only running tasks, and a
+    tail that is still reading a finished task's last events is done within ``older_than``."""
+    tasks, events, _ = _tables()
+    cutoff = (now or datetime.now(UTC)).astimezone(UTC).replace(tzinfo=None)  # naive UTC
+    state = tasks.c.status["state"].as_string()
+    ended = sa.exists().where(
+        tasks.c.id == events.c.task_id,
+        state.in_(TERMINAL),
+        sa.or_(tasks.c.last_updated < cutoff - older_than, tasks.c.last_updated.is_(None)),
+    )
+    gone = ~sa.exists().where(tasks.c.id == events.c.task_id)
+    async with db.session() as session:
+        result: Any = await session.execute(sa.delete(events).where(sa.or_(ended, gone)))
+    return int(result.rowcount or 0)
+
+
+async def fail_interrupted(
+    db: Database,
+    store: ClusterTaskStore,
+    *,
+    stale_after: float = 900.0,
+    now: datetime | None = None,
+) -> int:
+    """Mark the tasks a crash left unfinished as FAILED through ``store`` (see the module
+    docstring); the number marked."""
+    tasks = task_models().task.__table__
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    query = sa.select(tasks.c.id, tasks.c.owner).where(
+        tasks.c.status["state"].as_string().in_(UNFINISHED)
+    )
+    if not db.is_sqlite:  # another replica's running turns are left alone
+        cutoff = moment.replace(tzinfo=None) - timedelta(seconds=stale_after)
+        query = query.where(tasks.c.last_updated < cutoff)
+    async with db.sessions() as session:
+        rows = (await session.execute(query)).all()
+    failed = 0
+    for task_id, owner in rows:
+        context = ServerCallContext(user=OwnerUser(str(owner or "")))
+        stored = await store.get(str(task_id), context)
+        if stored is None or TaskState.Name(stored.task.status.state) not in UNFINISHED:
+            continue
+        task = Task()
+        task.CopyFrom(stored.task)
+        task.status.Clear()
+        task.status.state = TaskState.TASK_STATE_FAILED
+        task.status.timestamp.FromDatetime(moment.replace(tzinfo=None))
+        task.status.message.CopyFrom(
+            Message(
+                message_id=uuid.uuid4().hex,
+                role=Role.ROLE_AGENT,
+                parts=[Part(text=INTERRUPTED_TEXT)],
+                task_id=task.id,
+                context_id=task.context_id,
+            )
+        )
+        event = TaskStatusUpdateEvent(
+            task_id=task.id, context_id=task.context_id, status=task.status
+        )
+        try:
+            await store.save(
+                task, event=event, prev=stored.task, prev_version=stored.version, context=context
+            )
+        except ConcurrentTaskModificationError:
+            continue  # written meanwhile: its replica is alive
+        failed += 1
+    return failed
+
+
+__all__ = [
+    "EVENT_TABLE",
+    "TASK_TABLE",
+    "VERSION_TABLE",
+    "ClusterEventStream",
+    "ClusterTaskStore",
+    "OrphanEventsForgetter",
+    "TaskStores",
+    "build_task_stores",
+    "fail_interrupted",
+    "forget_owner_tasks",
+    "prune_events",
+    "task_models",
+]
