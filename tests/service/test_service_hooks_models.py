@@ -136,3 +136,27 @@ async def test_with_a_model_configured_the_served_funnel_writes_abstractive_summ
     summaries = [s for s in snapshot["slots"] if s["kind"] == "summary"]
     assert summaries, snapshot["slots"]
     assert any("Priya of the Platform team" in s["text"] for s in summaries)
+
+
+async def test_the_log_route_pages_every_slot_archived_ones_included(
+    start_server: StartServer,
+) -> None:
+    import httpx
+
+    handle = start_server()
+    async with SmartctxClient(handle.url, owner="lena") as client:
+        first = await client.send("How do I connect to the VPN?")
+        await client.send("How many vacation days do I get?", context_id=first.context_id)
+    headers = {"X-Smartctx-Owner": "lena"}
+    async with httpx.AsyncClient(base_url=handle.url, headers=headers) as http:
+        page = (await http.get(f"/memory/contexts/{first.context_id}/log?limit=3")).json()
+        rest = (await http.get(f"/memory/contexts/{first.context_id}/log?offset=3")).json()
+        bad = await http.get(f"/memory/contexts/{first.context_id}/log?limit=0")
+        other = await http.get(
+            f"/memory/contexts/{first.context_id}/log", headers={"X-Smartctx-Owner": "max"}
+        )
+    slots = page["slots"] + rest["slots"]
+    assert page["total"] == len(slots) and [s["seq"] for s in slots] == list(range(len(slots)))
+    # the first question's knowledge left the window when the second turn began, and is logged
+    assert any(s["kind"] == "rag_doc" and s["state"] == "evicted" for s in slots)
+    assert bad.status_code == 400 and other.status_code == 404

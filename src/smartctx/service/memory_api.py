@@ -7,6 +7,7 @@ authenticated identity's, else the ``X-Smartctx-Owner`` an anonymous caller name
 - ``POST /memory/contexts``                      create one with a preset/budget (409 if it exists)
 - ``GET  /memory/contexts/{id}/snapshot``        the window snapshot
 - ``GET  /memory/contexts/{id}/prompt?query=``   the prompt the model would get now
+- ``GET  /memory/contexts/{id}/log?offset=&limit=`` every slot ever added (archived included)
 - ``POST /memory/contexts/{id}/slots``           add a slot of any kind (tools, tests, demos)
 - ``GET  /memory/contexts/{id}/events``          live memory events (SSE)
 
@@ -103,6 +104,26 @@ def memory_router(registry: ContextRegistry) -> APIRouter:
     ) -> dict[str, Any]:
         live = await registry.open(owner_of(request), context_id)
         return live.prompt(query)
+
+    @router.get(
+        "/contexts/{context_id}/log", summary="Every slot ever added, archived ones included"
+    )
+    async def log(
+        context_id: str,
+        request: Request,
+        owner: OwnerHeader = None,
+        offset: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    ) -> dict[str, Any]:
+        """The context's log in ``seq`` order, a page at a time: active, merged, refused,
+        dropped, summarized and evicted slots alike (eviction only archives; nothing is lost)."""
+        live = await registry.open(owner_of(request), context_id)
+        return {
+            "context_id": context_id,
+            "total": live.window.log_size,
+            "offset": offset,
+            "slots": [slot.to_dict() for slot in live.window.log_page(offset, limit)],
+        }
 
     @router.get("/contexts/{context_id}/last-prompt", summary="What the model received last")
     async def last_prompt(

@@ -164,6 +164,15 @@ class ContextWindow:
         """Copies of every slot ever added (and every summary made), in ``seq`` order."""
         return [s.copy() for s in self._state.log]
 
+    def log_page(self, offset: int, limit: int) -> list[Slot]:
+        """Copies of the logged slots with ``seq`` in ``offset .. offset + limit - 1``."""
+        return [s.copy() for s in self._state.log[max(0, offset) : max(0, offset) + limit]]
+
+    @property
+    def log_size(self) -> int:
+        """How many slots the log holds."""
+        return len(self._state.log)
+
     @property
     def events(self) -> list[Event]:
         """Every event so far, in ``seq`` order (treat as read-only)."""
