@@ -17,7 +17,10 @@ and the service use it like :class:`~smartctx.retrieval.recall.HybridRecaller`).
   session and the entity keys they mention (re-embedded only when the key text changes); the
   extractor sees the whole session a new turn belongs to. Ranking costs one BM25 pass and one
   matrix-vector product over turns and keys, and at most one more for the second hop;
-- filters, forgetting and determinism are as in ``HybridRecaller`` (ties break by slot id).
+- filters, forgetting and determinism are as in ``HybridRecaller`` (ties break by slot id);
+- ``lean=True`` (the service) embeds only the keys of kinds whose weight is above 0: the others
+  get zero vectors (their fused scores are multiplied by 0, and their BM25 terms and date spans
+  still count), so a fact key costs no model call while ``weights.fact == 0``.
 """
 
 from __future__ import annotations
@@ -111,8 +114,10 @@ class TieredRecaller:
         rrf_k: int = 20,
         turn_weights: tuple[float, float] = (1.0, 1.0),
         context_weight: float = 0.5,
+        lean: bool = False,
     ) -> None:
         self.weights = weights or TierWeights()
+        self.lean = lean
         self.extractor: KeyExtractor = extractor or OfflineExtractor()
         self.rrf_k = rrf_k
         self.turns = HybridRecaller(
@@ -192,7 +197,20 @@ class TieredRecaller:
         ]
         self._key.update({k.id: k for k in keys})
         if changed:
-            self.keys.add([k.id for k in changed], [k.text for k in changed])
+            ids, texts = [k.id for k in changed], [k.text for k in changed]
+            self.keys.add(ids, texts, vectors=self._lean_vectors(changed))
+
+    def _lean_vectors(self, keys: list[TierKey]) -> npt.NDArray[np.float32] | None:
+        """With ``lean``, the keys' vectors with zero rows for kinds weighted 0; else None (the
+        index embeds every key)."""
+        embedder = self.keys.embedder
+        if not self.lean or embedder is None:
+            return None
+        out = np.zeros((len(keys), embedder.dim), dtype=np.float32)
+        used = [i for i, k in enumerate(keys) if getattr(self.weights, k.kind, 1.0) > 0]
+        if used:
+            out[used] = embedder.embed([keys[i].text for i in used])
+        return out
 
     def forget(self, slot_ids: Iterable[str]) -> None:
         """Drop these slots, and the keys that rest on them alone."""

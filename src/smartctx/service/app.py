@@ -14,7 +14,8 @@ every ``default``-preset context gets, per owner, a long-term memory provider ov
 (:mod:`smartctx.service.owner_memory`), and its window a
 :class:`~smartctx.retrieval.tiered.TieredRecaller` that recalls archived slots of the thread
 (by their turns and by the facts, session summaries and entities keyed on them) into the
-prompt. The memory store is registered with personal memory's ``forget_owner``, and
+prompt (indexed off the event loop after each turn, :mod:`smartctx.service.recall_index`).
+The memory store is registered with personal memory's ``forget_owner``, and
 :class:`~smartctx.service.forget_copies.CopiesForgetter` with its ``forget_item``, so forgetting
 deletes window slots, memory items and A2A tasks too.
 
@@ -73,7 +74,6 @@ from smartctx.core.tokens import TokenCounter, get_counter
 from smartctx.memory.personal import PersonalMemory
 from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.retrieval.kb_scopes import ORG_SCOPE, ScopedKnowledge
-from smartctx.retrieval.tiered import TieredRecaller
 from smartctx.service.auth import auth_required, install_access
 from smartctx.service.card import REST_PREFIX, CardCacheHeaders, build_agent_card
 from smartctx.service.contexts import ContextRegistry
@@ -102,6 +102,7 @@ from smartctx.service.owner_memory import OwnerMemory
 from smartctx.service.personal_api import build_personal_memory, personal_router
 from smartctx.service.personal_hook import create_hook
 from smartctx.service.precompute import TurnPrecompute
+from smartctx.service.recall_index import DeferredRecaller, RecallIndexer, service_recaller
 from smartctx.service.windows import WindowFactory, options_from_metadata
 from smartctx.store.context_log import ContextStore
 from smartctx.store.db import Database
@@ -210,7 +211,7 @@ def create_app(
     clock = clock or SystemClock()
     db = database or Database(settings.resolved_database_url())
     with_memory = providers is None if memory is None else memory
-    recaller: Callable[[], TieredRecaller] | None = None
+    recaller: Callable[[], DeferredRecaller] | None = None
     recall_embedder: Embedder | None = None
     # Default models are wrapped in caches that a worker pool fills ahead of each turn.
     similarity = CachedEmbedder(get_embedder(settings.embedder)) if embedder is None else None
@@ -221,8 +222,8 @@ def create_app(
         recall_embedder = embedder if embedder is not None else retrieval
         chosen = recall_embedder
 
-        def recaller() -> TieredRecaller:
-            return TieredRecaller(embedder=chosen)
+        def recaller() -> DeferredRecaller:
+            return service_recaller(chosen)
 
     factory = WindowFactory(
         settings,
@@ -283,6 +284,7 @@ def create_app(
             if embedder is None and settings.embed_workers > 0
             else None
         ),
+        indexer=RecallIndexer() if recaller is not None else None,
     )
     card = build_agent_card(base, hooks=turn_hooks, auth_required=auth_required(settings))
     task_store = DatabaseTaskStore(db.engine)
@@ -462,5 +464,7 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
         await service.handler.aclose()
         if service.executor.precompute is not None:
             service.executor.precompute.close()
+        if service.executor.indexer is not None:
+            service.executor.indexer.close()
         if service._own_db:
             await service.db.close()
