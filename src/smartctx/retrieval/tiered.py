@@ -18,9 +18,9 @@ and the service use it like :class:`~smartctx.retrieval.recall.HybridRecaller`).
   extractor sees the whole session a new turn belongs to. Ranking costs one BM25 pass and one
   matrix-vector product over turns and keys, and at most one more for the second hop;
 - filters, forgetting and determinism are as in ``HybridRecaller`` (ties break by slot id);
-- ``lean=True`` (the service) embeds only the keys of kinds whose weight is above 0: the others
-  get zero vectors (their fused scores are multiplied by 0, and their BM25 terms and date spans
-  still count), so a fact key costs no model call while ``weights.fact == 0``.
+- ``lean=True`` (the service) matches the keys by BM25 alone, as in the run that chose the
+  default weights, so indexing a turn embeds its turn key only (no fact, session or entity key
+  costs a model call; the turns are still ranked with the embedder).
 """
 
 from __future__ import annotations
@@ -117,13 +117,14 @@ class TieredRecaller:
         lean: bool = False,
     ) -> None:
         self.weights = weights or TierWeights()
-        self.lean = lean
         self.extractor: KeyExtractor = extractor or OfflineExtractor()
         self.rrf_k = rrf_k
         self.turns = HybridRecaller(
             embedder=embedder, rrf_k=rrf_k, weights=turn_weights, context_weight=context_weight
         )
-        self.keys = HybridIndex(embedder=embedder, rrf_k=rrf_k, weights=turn_weights)
+        self.keys = HybridIndex(
+            embedder=None if lean else embedder, rrf_k=rrf_k, weights=turn_weights
+        )
         self._key: dict[str, TierKey] = {}
         self._slots: dict[str, Slot] = {}
         self._sessions: dict[str, list[str]] = defaultdict(list)
@@ -197,20 +198,7 @@ class TieredRecaller:
         ]
         self._key.update({k.id: k for k in keys})
         if changed:
-            ids, texts = [k.id for k in changed], [k.text for k in changed]
-            self.keys.add(ids, texts, vectors=self._lean_vectors(changed))
-
-    def _lean_vectors(self, keys: list[TierKey]) -> npt.NDArray[np.float32] | None:
-        """With ``lean``, the keys' vectors with zero rows for kinds weighted 0; else None (the
-        index embeds every key)."""
-        embedder = self.keys.embedder
-        if not self.lean or embedder is None:
-            return None
-        out = np.zeros((len(keys), embedder.dim), dtype=np.float32)
-        used = [i for i, k in enumerate(keys) if getattr(self.weights, k.kind, 1.0) > 0]
-        if used:
-            out[used] = embedder.embed([keys[i].text for i in used])
-        return out
+            self.keys.add([k.id for k in changed], [k.text for k in changed])
 
     def forget(self, slot_ids: Iterable[str]) -> None:
         """Drop these slots, and the keys that rest on them alone."""

@@ -195,7 +195,7 @@ class RecallSettled(ContextProvider):
 
 
 def service_recaller(embedder: Embedder | None) -> DeferredRecaller:
-    """The recaller of a served window: a lean :class:`TieredRecaller` (see its ``lean``) over
+    """The recaller of a served window: a lean :class:`TieredRecaller` (keys matched by BM25) over
     ``embedder``, passages through :class:`RecallPassages` when it is a ``CachedEmbedder``."""
     chosen: Embedder | None = embedder
     if isinstance(embedder, CachedEmbedder):
