@@ -162,3 +162,15 @@ def test_lean_matches_keys_by_bm25_and_embeds_only_the_turns() -> None:
     assert keys <= set(embedder.passages)
     assert all(p in keys or p.startswith(question) for p in embedder.passages)
     assert lean.keys.embedder is None and len(lean.keys) > 0
+
+
+def test_offline_fact_keys_of_a_growing_session_equal_those_over_the_whole_session() -> None:
+    from smartctx.retrieval.keys_tiers import OfflineExtractor
+
+    turns = conversation({5: ("Ben", "You told me you moved to Porto yesterday")})
+    recaller = TieredRecaller(embedder=None)
+    for slot in turns:  # one turn at a time, as a served window archives them
+        recaller.prepare([slot])
+    whole = {k.id: k.text for k in OfflineExtractor().facts(turns)}
+    grown = {k.id: k.text for k in recaller._key.values() if k.kind == "fact"}
+    assert grown == whole

@@ -53,13 +53,13 @@ def test_rank_sees_only_indexed_slots_and_notes_the_rest() -> None:
     assert inner.passages == []  # ranking never embeds a passage
     assert recaller.pending == 2  # the tool log is never indexed
     batch = recaller.take(1)
-    assert batch == [boots]  # newest first
+    assert batch == [locker]  # oldest first (a conversation is indexed in order)
     recaller.index(batch)
-    ranked = recaller.rank("what is my locker code?", [locker, boots, log], 3)
-    assert [s.id for s, _ in ranked] == [boots.id]
+    ranked = recaller.rank("where did I buy boots?", [locker, boots, log], 3)
+    assert [s.id for s, _ in ranked] == [locker.id]  # the only one indexed so far
     recaller.index(recaller.take(8))
-    ranked = recaller.rank("what is my locker code?", [locker, boots, log], 3)
-    assert ranked[0][0].id == locker.id
+    ranked = recaller.rank("where did I buy boots?", [locker, boots, log], 3)
+    assert ranked[0][0].id == boots.id
     assert recaller.pending == 0
 
 
@@ -82,14 +82,14 @@ def test_the_indexer_indexes_on_its_pool_and_the_next_rank_finds_it() -> None:
         assert indexer.start(object(), slots) is None  # not a deferred recaller: nothing to do
         future = indexer.start(recaller, slots)
         await RecallIndexer.settle(future)
-        assert recaller.pending == 1  # at most ``batch`` per turn, newest first
+        assert recaller.pending == 1  # at most ``batch`` per turn, oldest first
         await RecallIndexer.settle(indexer.start(recaller, []))
         assert indexer.start(recaller, slots) is None  # all indexed: nothing left
 
     asyncio.run(turn())
     indexer.close()
     assert inner.threads and all(t.startswith("smartctx-recall") for t in inner.threads)
-    assert recaller.rank("parcel code 1000", slots, 1)[0][0].id == slots[0].id
+    assert recaller.rank("parcel code 1002", slots, 1)[0][0].id == slots[2].id
 
 
 def test_a_failed_indexing_is_logged_never_raised(caplog: pytest.LogCaptureFixture) -> None:

@@ -14,7 +14,7 @@ every other request. Here:
   that repeats the question, and the offline responder never reads them as knowledge; before,
   they were most of what a served turn embedded for recall.
 - :class:`RecallIndexer` indexes the pending slots after the turn, at most ``batch`` per turn
-  (newest first), on its own bounded pool of ``workers`` threads; the e5 engine releases the GIL,
+  (oldest first), on its own bounded pool of ``workers`` threads; the e5 engine releases the GIL,
   so the loop keeps serving meanwhile. The context's next turn waits for it while its providers
   search (:class:`RecallSettled`, a provider that returns nothing), that is before the prompt
   is assembled, so a recaller is never read while it is written, and results are deterministic
@@ -54,7 +54,8 @@ NOT_RECALLED = frozenset({SlotKind.TOOL_LOG})
 BATCH = 8
 """Slots indexed after one turn at most: a turn archives two or three recallable slots; a
 summary archives a run of them at once and a reloaded context all of its archive, which are then
-indexed over the next turns (newest first), so no turn waits for a long batch."""
+indexed over the next turns (oldest first: the tiered index takes a conversation in order), so
+no turn waits for a long batch."""
 
 
 def cut(text: str, max_words: int) -> str:
@@ -116,9 +117,10 @@ class DeferredRecaller:
                     self._pending[slot.id] = slot
 
     def take(self, limit: int) -> list[Slot]:
-        """Remove and return at most ``limit`` pending slots, newest (highest seq) first."""
+        """Remove and return at most ``limit`` pending slots, oldest (lowest seq) first: the
+        tiered index takes a conversation's turns in order."""
         with self._lock:
-            chosen = sorted(self._pending.values(), key=lambda s: -s.seq)[:limit]
+            chosen = sorted(self._pending.values(), key=lambda s: s.seq)[:limit]
             for slot in chosen:
                 del self._pending[slot.id]
             return chosen
