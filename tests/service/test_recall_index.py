@@ -152,3 +152,28 @@ def test_a_window_recalls_after_the_turn_that_archived_the_slot() -> None:
     indexer.close()
     second = window.assemble("what is my locker code?")
     assert "4711" in second.text
+
+
+def test_scores_computed_ahead_are_used_for_the_same_query_and_candidates() -> None:
+    inner = TieredRecaller(embedder=HashingEmbedder(), lean=True)
+    recaller = DeferredRecaller(inner)
+    slots = [_turn(f"note {i}: the parcel code is {1000 + i}", i) for i in range(4)]
+    recaller.index(slots[:3])
+    expected = DeferredRecaller(inner).inner.rank("parcel code 1001", slots[:3], 2)
+    calls: list[str] = []
+    scores = inner.scores
+
+    def counted(query: str, candidates: Sequence[Slot]) -> dict[str, float]:
+        calls.append(query)
+        return scores(query, candidates)
+
+    inner.scores = counted  # type: ignore[method-assign]
+    recaller.score_ahead("parcel code 1001")
+    assert calls == ["parcel code 1001"]
+    ranked = recaller.rank("parcel code 1001", slots, 2)  # slots[3] is pending: not a candidate
+    assert calls == ["parcel code 1001"]  # used as computed ahead
+    assert [(s.id, v) for s, v in ranked] == [(s.id, v) for s, v in expected]
+    recaller.score_ahead("parcel code 1002")
+    recaller.index([slots[3]])  # the ready candidates changed: rank scores them itself
+    recaller.rank("parcel code 1002", slots, 2)
+    assert calls == ["parcel code 1001", "parcel code 1002", "parcel code 1002"]

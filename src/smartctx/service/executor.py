@@ -15,8 +15,8 @@ For a message in context ``(owner, contextId)`` the executor, holding the contex
    The user text's and the reply's embeddings are computed ahead on a worker pool
    (``precompute``, :mod:`smartctx.service.precompute`), so the window finds them cached;
 4. starts indexing, off the loop, the slots the turn archived for the window's recaller
-   (``indexer``, :mod:`smartctx.service.recall_index`; the context's next turn waits for it
-   while its providers search),
+   (``indexer``, :mod:`smartctx.service.recall_index`; the context's next turn waits for it,
+   and scores its recall ahead, on the indexer's pool while its providers search),
    persists the window (one transaction), then runs ``after_turn`` hooks;
 5. answers with an artifact whose text is the reply (detected secrets redacted, also those
    the reply repeats from the user's message) and whose metadata holds
@@ -286,7 +286,7 @@ class SmartctxExecutor(AgentExecutor):
             providers = self.providers_for(owner, live.preset)
             if self.precompute is not None:
                 providers = [PrecomputingProvider(p, self.precompute) for p in providers]
-            if self.indexer is not None and live.indexing is not None:
+            if self.indexer is not None and live.window.recaller is not None:
                 providers = [*providers, RecallSettled(self.indexer, live)]
             agent = Agent(
                 _TurnModel(self.model, bool(turn.slots), self.history_formatter, self.precompute),

@@ -18,14 +18,17 @@ every other request. Here:
   so the loop keeps serving meanwhile. The context's next turn waits for it while its providers
   search (:class:`RecallSettled`, a provider that returns nothing), that is before the prompt
   is assembled, so a recaller is never read while it is written, and results are deterministic
-  for a given sequence of turns.
+  for a given sequence of turns. That provider then scores the recall for the turn's query on
+  the pool too (:meth:`DeferredRecaller.score_ahead`: the ranking over the whole archive and
+  the second hop's query embedding); ``rank`` at assembly uses those scores when its ready
+  candidates are the ones scored, else it scores them itself.
 - :class:`RecallPassages` is the recall index's embedder: a vector the knowledge base already
   computed for a chunk is reused (:meth:`~smartctx.core.embed_cache.CachedEmbedder.remember`),
   other passages are cut to ``max_words`` words (the model's cost grows faster than linearly with
   length) and cached.
 
-Cost on the loop per turn: one pass over the candidates (a dictionary lookup each) and one hand-off
-to the pool. A reader outside a turn (the memory API's prompt view) waits for a running
+Cost on the loop per turn: one pass over the candidates (a dictionary lookup each) and two
+hand-offs to the pool. A reader outside a turn (the memory API's prompt view) waits for a running
 indexing batch of that window (a lock), so it may block the loop for one batch.
 """
 
@@ -34,13 +37,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from smartctx.agents import ContextProvider, Message, ProvidedContext
 from smartctx.core.embed_cache import CachedEmbedder
 from smartctx.core.embeddings import Embedder, Vector, embed_queries
 from smartctx.core.slots import Slot, SlotKind
+from smartctx.retrieval.recall import best
 from smartctx.retrieval.tiered import TieredRecaller
 from smartctx.service.contexts import LiveContext
 
@@ -91,13 +95,16 @@ class DeferredRecaller:
         self._lock = threading.Lock()
         self._indexed: dict[str, int] = {}  # slot id -> hash of the text indexed
         self._pending: dict[str, Slot] = {}
+        self._ready_slots: dict[str, Slot] = {}  # the last rank's ready candidates + indexed since
+        self._memo: tuple[str, tuple[str, ...], dict[str, float]] | None = None
 
     def _ready(self, slot: Slot) -> bool:
         return self._indexed.get(slot.id) == hash(slot.text)
 
     def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
         """The at most ``k`` indexed candidates most relevant to ``query``; the others are noted
-        for :meth:`take`."""
+        for :meth:`take`. Scores :meth:`score_ahead` computed for the same query and the same
+        ready candidates are used as they are (they are what this call would compute)."""
         with self._lock:
             ready = []
             for slot in candidates:
@@ -107,7 +114,22 @@ class DeferredRecaller:
                     ready.append(slot)
                 else:
                     self._pending[slot.id] = slot
-            return self.inner.rank(query, ready, k) if ready else []
+            memo, self._memo = self._memo, None
+            self._ready_slots = {s.id: s for s in ready}
+            if not ready or k <= 0:
+                return []
+            if memo is not None and memo[0] == query and memo[1] == tuple(s.id for s in ready):
+                return best(memo[2], ready, k)
+            return self.inner.rank(query, ready, k)
+
+    def score_ahead(self, query: str) -> None:
+        """Score the slots the next :meth:`rank` will find ready (those of the last rank plus
+        those indexed since, in conversation order) for ``query``, on a worker thread: the
+        ranking, and the second hop's query embedding, then leave the event loop."""
+        with self._lock:
+            ready = sorted(self._ready_slots.values(), key=lambda s: s.seq)
+            scores = self.inner.scores(query, ready) if ready and query.strip() else {}
+            self._memo = (query, tuple(s.id for s in ready), scores)
 
     def note(self, slots: Sequence[Slot]) -> None:
         """Mark ``slots`` for indexing (those already indexed with this text are skipped)."""
@@ -136,6 +158,8 @@ class DeferredRecaller:
             self.inner.prepare(slots)
             for slot in slots:
                 self._indexed[slot.id] = hash(slot.text)
+                if slot.kind not in NOT_RECALLED:
+                    self._ready_slots[slot.id] = slot
 
     prepare = index
     """The ``prepare`` of other recallers (:mod:`smartctx.service.precompute` calls it)."""
@@ -160,6 +184,13 @@ class RecallIndexer:
             return None
         return asyncio.get_running_loop().run_in_executor(self._pool, recaller.index, chosen)
 
+    async def run(self, work: Callable[[str], None], arg: str) -> None:
+        """``work(arg)`` on the pool (a failure is logged, never raised)."""
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._pool, work, arg)
+        except Exception:
+            logger.exception("recall scoring ahead failed; the prompt's recall scores itself")
+
     @staticmethod
     async def settle(future: asyncio.Future[None] | None) -> None:
         """Wait for ``future`` (a failure is logged, never raised: recall just misses it)."""
@@ -176,8 +207,9 @@ class RecallIndexer:
 
 
 class RecallSettled(ContextProvider):
-    """A provider that adds nothing: it waits for ``live``'s recall indexing (started after the
-    last turn) while the real providers search, so the prompt's recall sees a settled index."""
+    """A provider that adds nothing: while the real providers search, it waits for ``live``'s
+    recall indexing (started after the last turn), so the prompt's recall sees a settled index,
+    then scores the recall for the user's message ahead (see the module docstring)."""
 
     def __init__(self, indexer: RecallIndexer, live: LiveContext) -> None:
         self.indexer = indexer
@@ -190,6 +222,10 @@ class RecallSettled(ContextProvider):
     async def get_relevant_context(self, messages: list[Message]) -> ProvidedContext | None:
         future, self.live.indexing = self.live.indexing, None
         await self.indexer.settle(future)
+        recaller = self.live.window.recaller
+        query = next((m.text for m in reversed(messages) if m.role == "user"), "")
+        if isinstance(recaller, DeferredRecaller) and query.strip():
+            await self.indexer.run(recaller.score_ahead, query)
         return None
 
     async def on_new_messages(self, messages: list[Message]) -> None:
