@@ -47,3 +47,25 @@ def test_queries_are_cached_apart_and_big_batches_pass_through() -> None:
     cached.embed(["x"])  # evicted: the cache keeps the last 2
     assert inner.calls[-1] == ["x"]
     assert cached.embed([]).shape[0] == 0
+
+
+def test_vouched_vectors_are_returned_for_exactly_their_text_at_any_batch_size() -> None:
+    import pytest
+
+    inner = _Counting()
+    cached = CachedEmbedder(inner, max_batch=2, known_size=2)
+    vec = np.full(inner.dim, 0.5, dtype=np.float32)
+    cached.remember(["chunk"], [vec])
+    assert np.array_equal(cached.embed(["chunk"])[0], vec)
+    many = cached.embed(["chunk", "x", "y"])  # a big batch: only the others are embedded
+    assert np.array_equal(many[0], vec) and inner.calls == [["x", "y"]]
+    assert np.array_equal(many[1:], HashingEmbedder().embed(["x", "y"]))
+    assert cached.known("chunk") is not None and cached.known("other") is None
+    cached.embed_queries(["chunk"])  # queries are never vouched for
+    assert inner.calls[-1] == ["chunk"]
+    cached.remember(["b", "c"], [vec, vec])  # keeps the last ``known_size``
+    assert cached.known("chunk") is None
+    with pytest.raises(ValueError):
+        cached.remember(["a", "b"], [vec])
+    with pytest.raises(ValueError):
+        cached.remember(["a"], [np.ones(3, dtype=np.float32)])

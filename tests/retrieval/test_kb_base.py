@@ -181,3 +181,24 @@ def test_an_empty_knowledge_base_is_still_truthy() -> None:
 def test_default_embedder_follows_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SMARTCTX_RETRIEVAL_EMBEDDER", "hashing")
     assert KnowledgeBase().embedder.name.startswith("hashing")
+
+
+def test_a_caching_embedder_learns_each_chunks_vector_and_the_query_is_cached_first() -> None:
+    import numpy as np
+
+    from smartctx.core.embed_cache import CachedEmbedder
+
+    inner = CountingEmbedder()
+    cached = CachedEmbedder(inner)
+    base = KnowledgeBase(embedder=cached)
+    base.add_text("printers.md", PRINTERS)
+    base.search("where is the toner?", k=1)
+    (chunk,) = base.chunks()
+    vouched = cached.known(chunk.text.strip())
+    assert vouched is not None  # the whole-chunk view, shared under the chunk's text
+    embedded = inner.passages
+    assert np.array_equal(cached.embed([chunk.text.strip()])[0], vouched)
+    assert inner.passages == embedded  # a window recalling the chunk embeds nothing
+    hits = cached.hits
+    base.search("where is the toner?", k=1)  # embedded before the lock, then found cached
+    assert cached.hits > hits

@@ -139,3 +139,38 @@ def test_a_window_recalls_through_it() -> None:
     window.add_many(slots)
     prompt = window.assemble("What is Ana's puppy called?")
     assert any("Rex" in s.text for s in prompt.recalled)
+
+
+def test_lean_matches_keys_by_bm25_and_embeds_only_the_turns() -> None:
+    class Counting(HashingEmbedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.passages: list[str] = []
+
+        def embed(self, texts: Any) -> Any:
+            self.passages += list(texts)
+            return super().embed(texts)
+
+    turns = conversation({3: ("Ana", "I adopted a puppy called Biscuit in Lisbon yesterday")})
+    embedder = Counting()
+    lean = TieredRecaller(embedder=embedder, lean=True)
+    ranked = lean.rank("Where did Ana adopt Biscuit?", turns, 3)
+    assert ranked[0][0].id == "s1:03"
+    keys = {f"{t.metadata['speaker']}: {t.text}" for t in turns}
+    question = "Where did Ana adopt Biscuit?"
+    # the turns' keys and the queries (first and second hop), never a fact or entity key
+    assert keys <= set(embedder.passages)
+    assert all(p in keys or p.startswith(question) for p in embedder.passages)
+    assert lean.keys.embedder is None and len(lean.keys) > 0
+
+
+def test_offline_fact_keys_of_a_growing_session_equal_those_over_the_whole_session() -> None:
+    from smartctx.retrieval.keys_tiers import OfflineExtractor
+
+    turns = conversation({5: ("Ben", "You told me you moved to Porto yesterday")})
+    recaller = TieredRecaller(embedder=None)
+    for slot in turns:  # one turn at a time, as a served window archives them
+        recaller.prepare([slot])
+    whole = {k.id: k.text for k in OfflineExtractor().facts(turns)}
+    grown = {k.id: k.text for k in recaller._key.values() if k.kind == "fact"}
+    assert grown == whole

@@ -44,8 +44,9 @@ async def test_hooks_add_memory_and_metadata(start_server: StartServer) -> None:
     turn = hook.turns[0]
     assert (turn.owner, turn.context_id, turn.user_text) == ("alice", reply.context_id, "Hi there")
     assert turn.metadata == {"device": "watch"}
-    memory = [s for s in snapshot["slots"] if s["kind"] == "memory"]
-    assert [(s["source_id"], s["pinned"]) for s in memory] == [("m:1", False)]
+    # the hook's memory served this turn (sent below) and left the window when it ended
+    assert not [s for s in snapshot["slots"] if s["kind"] == "memory"]
+    assert snapshot["log_size"] > len(snapshot["slots"])
     assert [m["role"] for m in sent] == ["system", "user"]  # one system message
     assert "Current request" not in sent[0]["content"]  # the planner input is not sent
     assert MEMORY_RULE in sent[0]["content"]

@@ -1,4 +1,4 @@
-"""Turn focus: earlier turns' evidence and old exchanges leave the window when a turn begins."""
+"""Turn focus: what only a turn needed leaves the window when the turn ends."""
 
 from __future__ import annotations
 
@@ -35,23 +35,27 @@ def window(focus: TurnFocus | None = DEFAULT) -> ContextWindow:
     return w
 
 
-def turn(w: ContextWindow, n: int, topic: str) -> None:
-    w.begin_turn()
+def turn(w: ContextWindow, n: int, topic: str) -> list[str]:
+    """One turn; the texts active just before it ends."""
     w.add(Slot(SlotKind.USER, f"question {n} about {topic}", pinned=True))
     w.add(Slot(SlotKind.TOOL_LOG, f"kb.search({topic}) -> kb:{topic}", source_id="kb.search"))
     w.add(Slot(SlotKind.RAG_DOC, f"The {topic} policy says rule {n}.", source_id=f"kb:{topic}"))
     w.add(Slot(SlotKind.MEMORY, f"remembered {topic} {n}", metadata={"provider": "memory"}))
     w.assemble(query=f"question {n} about {topic}")
     w.add(Slot(SlotKind.AGENT, f"answer {n} on {topic}"))
+    during = [s.text for s in w.active]
     w.end_turn()
+    return during
 
 
-def test_a_new_turn_keeps_the_system_and_the_last_exchange_only() -> None:
+def test_the_end_of_a_turn_keeps_the_system_and_the_last_exchange_only() -> None:
     w = window()
     mine = w.add(Slot(SlotKind.MEMORY, "a note the user added to this context")).slot
-    for n, topic in enumerate(["vpn", "taxi", "hotel"]):
+    for n, topic in enumerate(["vpn", "taxi"]):
         turn(w, n, topic)
-    events = w.begin_turn()
+    during = turn(w, 2, "hotel")
+    # during the turn, its evidence and memory were in the window
+    assert {"The hotel policy says rule 2.", "remembered hotel 2"} <= set(during)
     texts = {s.text for s in w.active}
     assert texts == {
         "You answer helpdesk questions.",
@@ -60,8 +64,8 @@ def test_a_new_turn_keeps_the_system_and_the_last_exchange_only() -> None:
         "answer 2 on hotel",
     }
     assert w.get(mine.id).state is SlotState.ACTIVE
-    assert events and all(e.detail["stage"] == "turn_focus" for e in events)
-    assert all(e.kind.value == "evicted" for e in events)
+    focused = [e for e in w.events if e.detail.get("stage") == "turn_focus"]
+    assert focused and all(e.kind.value == "evicted" for e in focused)
     # nothing is lost: every slot is still in the log
     assert {s.text for s in w.log} >= {"The vpn policy says rule 0.", "answer 0 on vpn"}
 
@@ -70,7 +74,6 @@ def test_recall_brings_back_what_the_new_request_needs_within_its_share() -> Non
     w = window(TurnFocus(keep_turns=0, recall_share=0.1))
     for n, topic in enumerate(["vpn", "taxi", "hotel"]):
         turn(w, n, topic)
-    w.begin_turn()
     w.add(Slot(SlotKind.USER, "what did the taxi policy say", pinned=True))
     prompt = w.assemble(query="what did the taxi policy say")
     recalled = {s.text for s in prompt.recalled}
@@ -78,17 +81,14 @@ def test_recall_brings_back_what_the_new_request_needs_within_its_share() -> Non
     assert sum(s.tokens for s in prompt.recalled) <= 200  # 10% of 2,000
 
 
-def test_without_a_focus_begin_turn_changes_nothing_and_restore_keeps_focus_archives() -> None:
+def test_without_a_focus_the_window_keeps_everything_and_restore_keeps_focus_archives() -> None:
     plain = window(None)
     turn(plain, 0, "vpn")
-    before = [s.id for s in plain.active]
-    assert plain.begin_turn() == []
-    assert [s.id for s in plain.active] == before
+    assert "The vpn policy says rule 0." in {s.text for s in plain.active}
 
     w = window()
     for n, topic in enumerate(["vpn", "taxi"]):
         turn(w, n, topic)
-    w.begin_turn()
     restored = ContextWindow.restore(
         w.log, w.events, w.budget, counter=get_counter(), focus=TurnFocus()
     )
@@ -106,7 +106,7 @@ def test_recall_skips_what_the_window_already_says_but_not_a_new_number() -> Non
     w = window(TurnFocus(keep_turns=0, recall_share=0.5))
     w.add(Slot(SlotKind.AGENT, "The taxi policy says rule 1 applies after 22:00."))
     w.add(Slot(SlotKind.AGENT, "The taxi policy says rule 1 applies after 23:00."))
-    w.begin_turn()
+    w.end_turn()
     w.add(Slot(SlotKind.USER, "taxi policy rule", pinned=True))
     w.add(Slot(SlotKind.RAG_DOC, "The taxi policy says rule 1 applies after 22:00 only."))
     recalled = [s.text for s in w.assemble(query="taxi policy rule").recalled]

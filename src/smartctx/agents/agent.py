@@ -145,8 +145,7 @@ class Agent:
         produces it (one chunk, the whole reply, for a model that does not stream), and the
         chunks concatenated are the reply.
 
-        Order: (0) ``window.begin_turn()`` (with a turn focus, what earlier turns needed is
-        archived, see :mod:`smartctx.window.focus`); (1) the user message enters the window as
+        Order: (1) the user message enters the window as
         a pinned ``user`` slot (pinned for this turn only: memory never displaces the current
         request); (2) every provider is asked with
         the thread's recent messages plus the new one; their slots are added (copied, unpinned,
@@ -158,7 +157,8 @@ class Agent:
         (4) the model is called with the prompt's chat messages (one system message, then
         strict user/assistant alternation, see :mod:`smartctx.window.chat`); (5) the reply
         enters as an ``agent`` slot; (6) the turn ends (``window.end_turn()``: the user slot,
-        or the earlier slot a repeated question was merged into, is unpinned); (7) the user
+        or the earlier slot a repeated question was merged into, is unpinned; with a turn focus
+        what only this turn needed is archived, see :mod:`smartctx.window.focus`); (7) the user
         and assistant messages go to every provider's ``on_new_messages``. A provider slot the
         window rejects (invalid priority...) is treated like a provider failure.
 
@@ -187,8 +187,7 @@ class Agent:
             SlotKind.USER, text, pinned=True, source_id=f"{thread.id}:{turn}", metadata=base_meta
         )
         user_msg = Message("user", text, {**extra, **base_meta, "slot_id": user_slot.id})
-        events: list[Event] = window.begin_turn()
-        events += window.add(user_slot).events
+        events: list[Event] = list(window.add(user_slot).events)
         errors: list[str] = []
         try:
             asked = [*thread.recent(self.history_for_providers), user_msg]

@@ -145,41 +145,38 @@ def contextual_query(text: str, previous: str | None) -> str:
 class GatedRecaller:
     """A :class:`~smartctx.core.recall.Recaller` that passes on only what bears on the query.
 
-    The gate comes first: the most recent ``scan`` candidates (archived slots come in log
-    order) are scored by ``gate`` (lexical overlap plus the similarity embedder, whose vectors
-    the window already computed for deduplication, so this is a cache hit and one matrix
-    product), those under its threshold are dropped, and the best ``top`` survivors are ranked
-    by ``inner`` (hybrid search, whose passage embeddings are costly for long texts and are
-    therefore computed only for those few). So an archived slot comes back into a prompt only
-    when it is relevant to the request, as memory does. Not recalled: tool logs (they record
-    what an earlier turn retrieved; the evidence itself is a candidate) and user messages that
-    only ask (a question without its answer tells nothing; the answer is a candidate). Other
-    attributes (``prepare``, ``index``...) are the inner recaller's. Cost per call: the gate over
-    at most ``scan`` texts (analysed words cached) plus the inner ranking of at most ``top``.
+    ``inner`` ranks every candidate (hybrid search over the archive; a served window's inner
+    recaller scores ahead, off the event loop, over exactly the candidates it is given, so they
+    are passed through unfiltered); of its best ``2 * top``, tool logs and user messages that
+    only ask are dropped (a tool log records what an earlier turn retrieved and a question
+    without its answer tells nothing; the evidence and the answer are candidates themselves),
+    the best ``top`` left are scored by ``gate``, and those under the gate's threshold are
+    dropped. So an archived slot comes back into a prompt only when it is relevant to the
+    request, as memory does. The inner ranking's order and scores are kept; ``inner`` is
+    public (a server finds its indexing recaller through it). Cost per call: the inner ranking
+    plus one batch embedding of at most ``top`` texts (cached by the embedder).
     """
 
-    def __init__(
-        self, inner: Recaller, gate: RelevanceGate, *, top: int = 8, scan: int = 512
-    ) -> None:
+    def __init__(self, inner: Recaller, gate: RelevanceGate, *, top: int = 8) -> None:
         self.inner = inner
         self.gate = gate
         self.top = top
-        self.scan = scan
 
     def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
-        pool = [slot for slot in candidates if _informative(slot)][-self.scan :]
-        if not pool or k <= 0:
+        if k <= 0 or not candidates:
             return []
-        values = self.gate.scores(query, [slot.text for slot in pool], symmetric=True)
-        passed = sorted(
-            (pair for pair in zip(pool, values, strict=True) if pair[1] >= self.gate.threshold),
-            key=lambda pair: -pair[1],
-        )[: self.top]
-        if not passed:
+        ranked = self.inner.rank(query, candidates, min(k, 2 * self.top))
+        kept = [pair for pair in ranked if _informative(pair[0])][: self.top]
+        if not kept:
             return []
-        return self.inner.rank(query, [slot for slot, _ in passed], min(k, len(passed)))
+        values = self.gate.scores(query, [slot.text for slot, _ in kept], symmetric=True)
+        return [
+            pair for pair, value in zip(kept, values, strict=True) if value >= self.gate.threshold
+        ]
 
     def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (copying): no recursion
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
 

@@ -117,17 +117,20 @@ def markdown(result: dict[str, Any], rows: int = 25) -> str:
 
 
 def compare_markdown(before: dict[str, Any], after: dict[str, Any], rows: int = 20) -> str:
-    """The ``bench:profile`` section: top costs before and after, side by side."""
+    """The ``bench:profile`` section: top costs before and after, side by side (``before`` may
+    name what it measured under ``"label"``)."""
     old = {r["function"]: r["ms_per_turn"] for r in before["top"]}
     new = {r["function"]: r["ms_per_turn"] for r in after["top"]}
     names = sorted(set(old) | set(new), key=lambda n: -max(old.get(n, 0.0), new.get(n, 0.0)))
+    label = before.get("label", "the code before issue 10's changes (commit b37fda5)")
     lines = [
         "## One served turn: top costs before and after",
         "",
-        "Command: `smartctx bench profile --turns 20 --warmup 6 --json PATH` on the code before "
-        "issue 10's changes (commit b37fda5 with the profiler copied in) and after. pyinstrument "
+        f"Command: `smartctx bench profile --turns 20 --warmup 6 --json PATH` on {label} and "
+        "after (`--compare BEFORE.json --docs docs/benchmarks.md`). pyinstrument "
         "samples the event-loop thread: the rows are milliseconds per turn spent *on the loop* "
-        "in each function (inclusive); work moved to the worker pool no longer shows there. "
+        "in each function (inclusive); work moved to worker threads no longer shows there. "
+        "CPU is the process's (every thread, the in-process client included). "
         "The machine was shared with other jobs, so wall times are noisy; CPU and SQL counts "
         "are steadier.",
         "",

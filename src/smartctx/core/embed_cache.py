@@ -7,9 +7,12 @@ once, ahead of time, on a worker thread (:meth:`CachedEmbedder.embed` / ``embed_
 through ``asyncio``'s executor); the window's own call then finds them in the cache and costs a
 dictionary lookup.
 
-Contract: results are exactly the wrapped embedder's (same rows, same dtype); only calls of at most
-``max_batch`` texts are cached (batch ingestion such as the knowledge base passes straight
-through); the cache keeps the last ``size`` vectors per kind (passage / query); thread-safe.
+Contract: results are the wrapped embedder's (same rows, same dtype), except for texts whose
+passage vector a caller vouched for with :meth:`CachedEmbedder.remember` (the knowledge base
+shares its chunks' vectors that way, so recall never re-embeds a chunk it already embedded);
+only calls of at most ``max_batch`` texts are cached (batch ingestion such as the knowledge base
+passes straight through, apart from vouched texts); the cache keeps the last ``size`` vectors per
+kind (passage / query) and the last ``known_size`` vouched ones; thread-safe.
 """
 
 from __future__ import annotations
@@ -26,17 +29,21 @@ from smartctx.core.embeddings import Embedder, Vector, embed_queries
 class CachedEmbedder:
     """Wraps ``inner``; see the module docstring. ``name`` and ``dim`` are the inner ones."""
 
-    def __init__(self, inner: Embedder, *, size: int = 8192, max_batch: int = 16) -> None:
+    def __init__(
+        self, inner: Embedder, *, size: int = 8192, max_batch: int = 16, known_size: int = 4096
+    ) -> None:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
         self.size = size
         self.max_batch = max_batch
+        self.known_size = known_size
         self._lock = threading.Lock()
         self._cache: dict[bool, OrderedDict[str, Vector]] = {
             False: OrderedDict(),
             True: OrderedDict(),
         }
+        self._known: OrderedDict[str, Vector] = OrderedDict()
         self.hits = 0
         self.misses = 0
 
@@ -46,16 +53,44 @@ class CachedEmbedder:
     def embed_queries(self, texts: Sequence[str]) -> Vector:
         return self._get(texts, True, lambda t: embed_queries(self.inner, t))
 
+    def remember(self, texts: Sequence[str], vectors: Sequence[Vector] | Vector) -> None:
+        """Vouch for ``vectors[i]`` as the passage vector of ``texts[i]`` (for example the
+        knowledge base's vector of a chunk, embedded with its heading): later ``embed`` calls
+        return it for exactly that text, whatever the batch size. Keeps the last
+        ``known_size`` texts."""
+        rows = [np.asarray(v, dtype=np.float32).reshape(-1) for v in vectors]
+        if len(rows) != len(texts):
+            raise ValueError(f"remember needs one vector per text: {len(texts)}, {len(rows)}")
+        with self._lock:
+            for text, row in zip(texts, rows, strict=True):
+                if row.shape[0] != self.dim:
+                    raise ValueError(f"a vector of dim {row.shape[0]}, the embedder has {self.dim}")
+                self._known[text] = row
+                self._known.move_to_end(text)
+            while len(self._known) > self.known_size:
+                self._known.popitem(last=False)
+
+    def known(self, text: str) -> Vector | None:
+        """The vouched passage vector of ``text``, if any (see :meth:`remember`)."""
+        with self._lock:
+            return self._known.get(text)
+
     def _get(
         self, texts: Sequence[str], query: bool, compute: Callable[[Sequence[str]], Vector]
     ) -> Vector:
-        if len(texts) > self.max_batch or not texts:
+        if not texts:
             return compute(texts)
+        small = len(texts) <= self.max_batch
         cache = self._cache[query]
         with self._lock:
-            found = {t: cache[t] for t in texts if t in cache}
-            for text in found:
-                cache.move_to_end(text)
+            found = {} if query else {t: self._known[t] for t in texts if t in self._known}
+            if small:
+                for text in texts:
+                    if text not in found and text in cache:
+                        found[text] = cache[text]
+                        cache.move_to_end(text)
+        if not small and not found:
+            return compute(texts)  # batch ingestion: exactly the inner call
         missing = [t for t in dict.fromkeys(texts) if t not in found]
         self.hits += len(texts) - len(missing)
         self.misses += len(missing)
@@ -64,7 +99,8 @@ class CachedEmbedder:
             with self._lock:
                 for text, row in zip(missing, rows, strict=True):
                     found[text] = row
-                    cache[text] = row
+                    if small:
+                        cache[text] = row
                 while len(cache) > self.size:
                     cache.popitem(last=False)
         return np.vstack([found[t] for t in texts]).astype(np.float32, copy=False)

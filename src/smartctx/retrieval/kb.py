@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from smartctx.core.embeddings import Embedder, Vector, get_embedder
+from smartctx.core.embed_cache import CachedEmbedder
+from smartctx.core.embeddings import Embedder, Vector, embed_queries, get_embedder
 from smartctx.core.errors import ConfigError, InvalidInput, NotFound
 from smartctx.core.reporting import Report, ReportingEmbedder
 from smartctx.core.tokens import TokenCounter
@@ -322,6 +323,7 @@ class KnowledgeBase:
         """
         if k <= 0 or not query.strip():
             return []
+        self._warm_query(query)
         with self._lock:
             index = self._synced()
             if not len(index):
@@ -347,6 +349,14 @@ class KnowledgeBase:
                 for pos, chunk, score in index.rank(lexical, dense, relevant)[:k]
             ]
             return hits
+
+    def _warm_query(self, query: str) -> None:
+        """With caching embedders, embed the query before taking the lock: the model calls of
+        concurrent searches then run side by side, and the search finds the vectors cached."""
+        if isinstance(self.embedder, CachedEmbedder):
+            embed_queries(self.embedder, [query])
+        if isinstance(self._bridge_embedder, CachedEmbedder):
+            self._bridge_embedder.embed([query])
 
     # -- persistence --------------------------------------------------------------------------
 

@@ -9,6 +9,9 @@ Contract:
   how a caller says "this document changed";
 - ``ChunkIndex.scores(query)`` gives, per indexed chunk (in ``ids`` order), the BM25 score and the
   best cosine of the query with one of the chunk's views;
+- an embedder with a ``remember(texts, vectors)`` method (the service's
+  :class:`~smartctx.core.embed_cache.CachedEmbedder`) is told each indexed chunk's whole-chunk
+  vector under the chunk's text, so a window that recalls the chunk never embeds it again;
 - not thread-safe: the knowledge base calls it under its lock.
 """
 
@@ -58,6 +61,18 @@ def embed_documents(
         doc.embedder = embedder.name
 
 
+def _share(docs: Iterable[DocEntry], embedder: Embedder) -> None:
+    """Tell ``embedder`` (when it can remember) each chunk's whole-chunk vector by its text."""
+    remember = getattr(embedder, "remember", None)
+    if remember is None:
+        return
+    pairs = [
+        (c.text.strip(), v[0]) for d in docs for c, v in zip(d.chunks, d.vectors or [], strict=True)
+    ]
+    if pairs:
+        remember([t for t, _ in pairs], [v for _, v in pairs])
+
+
 class ChunkIndex:
     """Chunks in a lexical :class:`HybridIndex` (BM25 + fusion) plus a matrix of view vectors.
 
@@ -99,6 +114,7 @@ class ChunkIndex:
                 [{"doc": c.doc, "heading": c.title} for c in chunks],
             )
             self._docs.update((d.name, d) for d in fresh)
+            _share(fresh, self.embedder)
         if stale or fresh:
             self._by_id = {c.source_id: c for d in self._docs.values() for c in d.chunks}
             views = {

@@ -17,7 +17,10 @@ and the service use it like :class:`~smartctx.retrieval.recall.HybridRecaller`).
   session and the entity keys they mention (re-embedded only when the key text changes); the
   extractor sees the whole session a new turn belongs to. Ranking costs one BM25 pass and one
   matrix-vector product over turns and keys, and at most one more for the second hop;
-- filters, forgetting and determinism are as in ``HybridRecaller`` (ties break by slot id).
+- filters, forgetting and determinism are as in ``HybridRecaller`` (ties break by slot id);
+- ``lean=True`` (the service) matches the keys by BM25 alone, as in the run that chose the
+  default weights, so indexing a turn embeds its turn key only (no fact, session or entity key
+  costs a model call; the turns are still ranked with the embedder).
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ from smartctx.retrieval.recall import HybridRecaller, best
 Scores = npt.NDArray[np.float64]
 KEY_DEPTH = 256
 """How many keys of each kind pass their turns a share of their rank."""
+_NEIGHBOURS = 2
+"""Turns either side that an offline fact key depends on (``keys_tiers._addressee``)."""
 PARTS_CACHE = 1024
 """How many queries' score lists a recaller remembers (oldest forgotten first)."""
 
@@ -111,6 +116,7 @@ class TieredRecaller:
         rrf_k: int = 20,
         turn_weights: tuple[float, float] = (1.0, 1.0),
         context_weight: float = 0.5,
+        lean: bool = False,
     ) -> None:
         self.weights = weights or TierWeights()
         self.extractor: KeyExtractor = extractor or OfflineExtractor()
@@ -118,7 +124,9 @@ class TieredRecaller:
         self.turns = HybridRecaller(
             embedder=embedder, rrf_k=rrf_k, weights=turn_weights, context_weight=context_weight
         )
-        self.keys = HybridIndex(embedder=embedder, rrf_k=rrf_k, weights=turn_weights)
+        self.keys = HybridIndex(
+            embedder=None if lean else embedder, rrf_k=rrf_k, weights=turn_weights
+        )
         self._key: dict[str, TierKey] = {}
         self._slots: dict[str, Slot] = {}
         self._sessions: dict[str, list[str]] = defaultdict(list)
@@ -163,8 +171,9 @@ class TieredRecaller:
                 touched.append(group)
         keys: list[TierKey] = []
         speakers = frozenset(self._speakers)
+        fresh_ids = {s.id for s in fresh}
         for group in touched:
-            keys += self.extractor.facts([self._slots[i] for i in self._sessions[group]])
+            keys += self._facts(self._sessions[group], fresh_ids)
         # A session's summary is written once a later session has begun (as the tiers do),
         # so a turn of the open session does not re-embed a long key.
         newest = next(reversed(self._sessions))
@@ -178,6 +187,18 @@ class TieredRecaller:
                 keys += session_keys(session, speakers=speakers, df=self._df)
         keys += self._entity_keys(fresh)
         self._store(keys)
+
+    def _facts(self, ids: list[str], fresh: set[str]) -> list[TierKey]:
+        """The fact keys a session's new turns may change. The offline extractor reads two
+        turns either side of a turn (its addressee), so it gets the turns from four before the
+        first new one and only the keys from two before it are kept: the same keys as over the
+        whole session, at a cost that does not grow with it. Other extractors see the session."""
+        if not isinstance(self.extractor, OfflineExtractor):
+            return self.extractor.facts([self._slots[i] for i in ids])
+        first = next(p for p, slot_id in enumerate(ids) if slot_id in fresh)
+        keep = set(ids[max(0, first - _NEIGHBOURS) :])
+        turns = [self._slots[i] for i in ids[max(0, first - 2 * _NEIGHBOURS) :]]
+        return [k for k in self.extractor.facts(turns) if k.provenance[0] in keep]
 
     def _changed(self, slot: Slot) -> bool:
         return self._slots[slot.id].text != slot.text

@@ -14,7 +14,8 @@ every ``default``-preset context gets, per owner, a long-term memory provider ov
 (:mod:`smartctx.service.owner_memory`), and its window a
 :class:`~smartctx.retrieval.tiered.TieredRecaller` that recalls archived slots of the thread
 (by their turns and by the facts, session summaries and entities keyed on them) into the
-prompt. The memory store is registered with personal memory's ``forget_owner``, and
+prompt (indexed off the event loop after each turn, :mod:`smartctx.service.recall_index`).
+The memory store is registered with personal memory's ``forget_owner``, and
 :class:`~smartctx.service.forget_copies.CopiesForgetter` with its ``forget_item``, so forgetting
 deletes window slots, memory items and A2A tasks too.
 
@@ -76,7 +77,6 @@ from smartctx.core.tokens import TokenCounter, get_counter
 from smartctx.memory.personal import PersonalMemory
 from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.retrieval.kb_scopes import ORG_SCOPE, ScopedKnowledge
-from smartctx.retrieval.tiered import TieredRecaller
 from smartctx.service.auth import auth_required, install_access
 from smartctx.service.card import REST_PREFIX, CardCacheHeaders, build_agent_card
 from smartctx.service.contexts import ContextRegistry
@@ -105,6 +105,7 @@ from smartctx.service.owner_memory import OwnerMemory
 from smartctx.service.personal_api import build_personal_memory, personal_router
 from smartctx.service.personal_hook import create_hook
 from smartctx.service.precompute import TurnPrecompute
+from smartctx.service.recall_index import RecallIndexer, service_recaller
 from smartctx.service.task_cluster import (
     TASK_TABLE,
     ClusterTaskStore,
@@ -236,7 +237,7 @@ def create_app(
         gate = RelevanceGate(embedder if embedder is not None else similarity)
 
         def recaller() -> Recaller:
-            return GatedRecaller(TieredRecaller(embedder=chosen), gate)
+            return GatedRecaller(service_recaller(chosen), gate)
 
     factory = WindowFactory(
         settings,
@@ -297,6 +298,7 @@ def create_app(
             if embedder is None and settings.embed_workers > 0
             else None
         ),
+        indexer=RecallIndexer() if recaller is not None else None,
     )
     card = build_agent_card(base, hooks=turn_hooks, auth_required=auth_required(settings))
     cluster = not db.is_sqlite if cluster_tasks is None else cluster_tasks
@@ -478,5 +480,7 @@ async def _lifespan(service: ServiceApp) -> AsyncIterator[None]:
         await service.handler.aclose()
         if service.executor.precompute is not None:
             service.executor.precompute.close()
+        if service.executor.indexer is not None:
+            service.executor.indexer.close()
         if service._own_db:
             await service.db.close()

@@ -88,6 +88,9 @@ class LiveContext:
     """The agent messages of the last turns and ``turns``, the number of user turns so far: kept
     by the executor across turns, so a turn never re-reads the whole log (built once per load)."""
     turns: int = 0
+    indexing: asyncio.Future[None] | None = None
+    """The recall indexing started after the last turn (:mod:`smartctx.service.recall_index`),
+    awaited before the next one."""
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -14,7 +14,10 @@ For a message in context ``(owner, contextId)`` the executor, holding the contex
    recaller), the chat model answers, the reply enters, the funnel runs;
    The user text's and the reply's embeddings are computed ahead on a worker pool
    (``precompute``, :mod:`smartctx.service.precompute`), so the window finds them cached;
-4. persists the window (one transaction), then runs ``after_turn`` hooks;
+4. starts indexing, off the loop, the slots the turn archived for the window's recaller
+   (``indexer``, :mod:`smartctx.service.recall_index`; the context's next turn waits for it,
+   and scores its recall ahead, on the indexer's pool while its providers search),
+   persists the window (one transaction), then runs ``after_turn`` hooks;
 5. answers with an artifact whose text is the reply (detected secrets redacted, also those
    the reply repeats from the user's message) and whose metadata holds
    ``{"smartctx": {"events": [...], "snapshot": {compact}, "promptTokens": n}}`` (camelCase
@@ -48,7 +51,7 @@ from smartctx.agents.llm_summary import LLMSummarizer
 from smartctx.agents.models import ChatMessages, StreamingChatModel, TokenSink
 from smartctx.core.errors import SmartCtxError
 from smartctx.core.settings import Settings
-from smartctx.core.slots import Slot, SlotKind
+from smartctx.core.slots import Event, EventKind, Slot, SlotKind
 from smartctx.memory.privacy import is_sensitive, redact_echoes
 from smartctx.service.artifact_stream import ArtifactStream
 from smartctx.service.contexts import (
@@ -61,6 +64,7 @@ from smartctx.service.handler import message_metadata
 from smartctx.service.hooks import TurnContext, TurnHook
 from smartctx.service.owner import owner_of
 from smartctx.service.precompute import PrecomputingProvider, TurnPrecompute
+from smartctx.service.recall_index import RecallIndexer, RecallSettled
 from smartctx.service.windows import options_from_metadata
 from smartctx.service.wire import METADATA_KEY, camel_keys
 
@@ -194,6 +198,7 @@ class SmartctxExecutor(AgentExecutor):
         owner_providers: OwnerProviders | None = None,
         owner_presets: frozenset[str] = OWNER_PRESETS,
         precompute: TurnPrecompute | None = None,
+        indexer: RecallIndexer | None = None,
     ) -> None:
         self.registry = registry
         self.settings = settings
@@ -204,6 +209,7 @@ class SmartctxExecutor(AgentExecutor):
         self.owner_providers = owner_providers
         self.owner_presets = owner_presets
         self.precompute = precompute
+        self.indexer = indexer
         # with a configured model, summaries the funnel writes are rewritten by it after a turn
         self.summarizer = (
             LLMSummarizer(model) if settings.llm_base_url and settings.memory_llm else None
@@ -285,6 +291,8 @@ class SmartctxExecutor(AgentExecutor):
             providers = self.providers_for(owner, live.preset)
             if self.precompute is not None:
                 providers = [PrecomputingProvider(p, self.precompute) for p in providers]
+            if self.indexer is not None and live.window.recaller is not None:
+                providers = [*providers, RecallSettled(self.indexer, live)]
             agent = Agent(
                 _TurnModel(self.model, bool(turn.slots), self.history_formatter, self.precompute),
                 providers,
@@ -298,6 +306,9 @@ class SmartctxExecutor(AgentExecutor):
             live.last_prompt = result.prompt
             if self.precompute is not None:
                 await self.precompute.archived(live.window, result.events)
+            if self.indexer is not None:
+                archived = _archived(live, result.events)
+                live.indexing = self.indexer.start(live.window.recaller, archived)
         turn.reply = result.reply
         extra: dict[str, Any] = {}
         for hook in self.hooks:
@@ -317,6 +328,17 @@ class SmartctxExecutor(AgentExecutor):
             await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
+_ARCHIVING = frozenset({EventKind.DROPPED, EventKind.SUMMARIZED, EventKind.EVICTED})
+
+
+def _archived(live: LiveContext, events: Sequence[Event]) -> list[Slot]:
+    """The slots ``events`` archived (each once, as logged now)."""
+    ids = dict.fromkeys(e.slot_id for e in events if e.kind in _ARCHIVING)
+    return [live.window.get(i) for i in ids]
+
+
 def _hook_slot(slot: Slot) -> Slot:
-    """A copy of a hook's slot, unpinned (memory is support, never command)."""
-    return slot.copy(pinned=False)
+    """A copy of a hook's slot, unpinned (memory is support, never command) and marked as
+    provided for this turn (a turn focus archives it when the turn ends)."""
+    provider = slot.metadata.get("provider", "hook")
+    return slot.copy(pinned=False, metadata={**slot.metadata, "provider": provider})

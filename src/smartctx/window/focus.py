@@ -1,20 +1,23 @@
-"""Turn focus: what an earlier turn needed leaves the prompt when a new turn begins.
+"""Turn focus: what only a turn needed leaves the window when the turn ends.
 
 A long thread otherwise sends its whole window every turn: the knowledge retrieved for every
 earlier question, every tool log, every exchange, until the budget is full, so a thread's prompt
 grows to the budget while a fresh question needs a few hundred tokens. With a :class:`TurnFocus`
-on the window, :meth:`~smartctx.window.ContextWindow.begin_turn` (called before the new user slot
-is added) archives, as ``evicted`` with ``stage="turn_focus"``:
+on the window, :meth:`~smartctx.window.ContextWindow.end_turn` archives, as ``evicted`` with
+``stage="turn_focus"`` (after unpinning the turn's user slot):
 
 - every unpinned ``rag_doc`` and ``tool_log`` slot, and every slot a context provider added
-  (metadata ``provider``): evidence belongs to the turn that retrieved it, and the new turn
+  (metadata ``provider``): evidence belongs to the turn that retrieved it, and the next turn
   retrieves its own;
 - conversation messages older than the last ``keep_turns`` exchanges (``2 * keep_turns`` user or
   agent slots, by recency), so a follow-up ("and in London?") still sees the exchange it follows.
 
+Archiving at the end of the turn (rather than when the next begins) lets a server index the
+archived slots for recall between turns, off the request path.
+
 System slots, summaries and slots a caller added to the context itself stay. Nothing is lost:
 archived slots stay in the log and :meth:`~smartctx.window.ContextWindow.assemble` recalls the ones
-the new request needs, within ``recall_share`` of the budget (the window's recaller decides what
+a new request needs, within ``recall_share`` of the budget (the window's recaller decides what
 is relevant; a gated recaller has a threshold, see :mod:`smartctx.agents.relevance`).
 
 Cost: one pass over the active slots per turn (the active set is bounded by the budget).

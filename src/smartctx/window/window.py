@@ -253,26 +253,19 @@ class ContextWindow:
         return self._state.events[start:]
 
     def end_turn(self) -> list[Event]:
-        """Unpin every pinned non-system slot (the turn is over); then, as :meth:`unpin`, the
-        funnel runs if the window is over its limit."""
+        """Unpin every pinned non-system slot (the turn is over); with a
+        :class:`~smartctx.window.focus.TurnFocus`, archive what only this turn needed (see
+        :mod:`smartctx.window.focus`); then, as :meth:`unpin`, the funnel runs if the window is
+        over its limit."""
         start = len(self._state.events)
         pinned = sorted((self._state.active[i] for i in self._state.pinned), key=lambda s: s.seq)
         for slot in pinned:
             if slot.kind is not SlotKind.SYSTEM:
                 self._state.set_pinned(slot, False)
                 self._state.emit(EventKind.UNPINNED, slot.id)
+        if self.focus is not None:
+            self.focus.apply(self._state)
         self._run_funnel()
-        self._notify(start)
-        return self._state.events[start:]
-
-    def begin_turn(self) -> list[Event]:
-        """A new turn begins: with a :class:`~smartctx.window.focus.TurnFocus`, what earlier
-        turns needed is archived (see :mod:`smartctx.window.focus`); without one, nothing
-        happens. Call it before adding the new user slot."""
-        if self.focus is None:
-            return []
-        start = len(self._state.events)
-        self.focus.apply(self._state)
         self._notify(start)
         return self._state.events[start:]
 

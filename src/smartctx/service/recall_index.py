@@ -1,0 +1,251 @@
+"""Recall indexing off the event loop: a window recalls what is indexed, a worker indexes the rest.
+
+A served window recalls archived slots with a :class:`~smartctx.retrieval.tiered.TieredRecaller`,
+whose index needs a passage embedding of every archived slot and of its tier keys. With the
+default retrieval embedder (multilingual-e5-small) a 20-word turn costs tens of milliseconds and
+a 400-word knowledge chunk seconds; done inside ``assemble`` it ran on the event loop and stalled
+every other request. Here:
+
+- :class:`DeferredRecaller` is the window's recaller. ``rank`` ranks only the candidates already
+  indexed (with their current text) and notes the others as pending; it never embeds a passage
+  (the query's embedding is the only model call left in it, shared with the knowledge-base search
+  through the cache). So a slot archived *during* a turn is recallable from the next turn on.
+  Tool logs are never indexed nor recalled: they are debug output (``kb.search('...') -> ids``)
+  that repeats the question, and the offline responder never reads them as knowledge; before,
+  they were most of what a served turn embedded for recall.
+- :class:`RecallIndexer` indexes the pending slots after the turn, at most ``batch`` per turn
+  (oldest first), on its own bounded pool of ``workers`` threads; the e5 engine releases the GIL,
+  so the loop keeps serving meanwhile. The context's next turn waits for it while its providers
+  search (:class:`RecallSettled`, a provider that returns nothing), that is before the prompt
+  is assembled, so a recaller is never read while it is written, and results are deterministic
+  for a given sequence of turns. That provider then scores the recall for the turn's query on
+  the pool too (:meth:`DeferredRecaller.score_ahead`: the ranking over the whole archive and
+  the second hop's query embedding); ``rank`` at assembly uses those scores when its ready
+  candidates are the ones scored, else it scores them itself.
+- :class:`RecallPassages` is the recall index's embedder: a vector the knowledge base already
+  computed for a chunk is reused (:meth:`~smartctx.core.embed_cache.CachedEmbedder.remember`),
+  other passages are cut to ``max_words`` words (the model's cost grows faster than linearly with
+  length) and cached.
+
+Cost on the loop per turn: one pass over the candidates (a dictionary lookup each) and two
+hand-offs to the pool. A reader outside a turn (the memory API's prompt view) waits for a running
+indexing batch of that window (a lock), so it may block the loop for one batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from smartctx.agents import ContextProvider, Message, ProvidedContext
+from smartctx.core.embed_cache import CachedEmbedder
+from smartctx.core.embeddings import Embedder, Vector, embed_queries
+from smartctx.core.slots import Slot, SlotKind
+from smartctx.retrieval.recall import best
+from smartctx.retrieval.tiered import TieredRecaller
+from smartctx.service.contexts import LiveContext
+
+logger = logging.getLogger(__name__)
+
+MAX_WORDS = 48
+"""Words of a passage embedded for recall (a conversation turn is rarely longer; the rest of a
+long text still counts through BM25)."""
+NOT_RECALLED = frozenset({SlotKind.TOOL_LOG})
+"""Kinds a served window never recalls (see the module docstring)."""
+BATCH = 8
+"""Slots indexed after one turn at most: a turn archives two or three recallable slots; a
+summary archives a run of them at once and a reloaded context all of its archive, which are then
+indexed over the next turns (oldest first: the tiered index takes a conversation in order), so
+no turn waits for a long batch."""
+
+
+def cut(text: str, max_words: int) -> str:
+    """``text`` up to its ``max_words``-th word (unchanged when shorter)."""
+    words = text.split(maxsplit=max_words)
+    return text if len(words) <= max_words else " ".join(words[:max_words])
+
+
+class RecallPassages:
+    """The recall index's embedder over ``inner`` (see the module docstring). Queries are not
+    cut; passages with a vouched vector use it; others are cut to ``max_words`` words."""
+
+    def __init__(self, inner: CachedEmbedder, *, max_words: int = MAX_WORDS) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self.max_words = max_words
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        return self.inner.embed(
+            [t if self.inner.known(t) is not None else cut(t, self.max_words) for t in texts]
+        )
+
+    def embed_queries(self, texts: Sequence[str]) -> Vector:
+        return embed_queries(self.inner, texts)
+
+
+class DeferredRecaller:
+    """A ``Recaller`` over the slots :meth:`index` has indexed (see the module docstring)."""
+
+    def __init__(self, inner: TieredRecaller) -> None:
+        self.inner = inner
+        self._lock = threading.Lock()
+        self._indexed: dict[str, int] = {}  # slot id -> hash of the text indexed
+        self._pending: dict[str, Slot] = {}
+        self._ready_slots: dict[str, Slot] = {}  # the last rank's ready candidates + indexed since
+        self._memo: tuple[str, tuple[str, ...], dict[str, float]] | None = None
+
+    def _ready(self, slot: Slot) -> bool:
+        return self._indexed.get(slot.id) == hash(slot.text)
+
+    def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
+        """The at most ``k`` indexed candidates most relevant to ``query``; the others are noted
+        for :meth:`take`. Scores :meth:`score_ahead` computed for the same query and the same
+        ready candidates are used as they are (they are what this call would compute)."""
+        with self._lock:
+            ready = []
+            for slot in candidates:
+                if slot.kind in NOT_RECALLED:
+                    continue
+                if self._ready(slot):
+                    ready.append(slot)
+                else:
+                    self._pending[slot.id] = slot
+            memo, self._memo = self._memo, None
+            self._ready_slots = {s.id: s for s in ready}
+            if not ready or k <= 0:
+                return []
+            if memo is not None and memo[0] == query and memo[1] == tuple(s.id for s in ready):
+                return best(memo[2], ready, k)
+            return self.inner.rank(query, ready, k)
+
+    def score_ahead(self, query: str) -> None:
+        """Score the slots the next :meth:`rank` will find ready (those of the last rank plus
+        those indexed since, in conversation order) for ``query``, on a worker thread: the
+        ranking, and the second hop's query embedding, then leave the event loop."""
+        with self._lock:
+            ready = sorted(self._ready_slots.values(), key=lambda s: s.seq)
+            scores = self.inner.scores(query, ready) if ready and query.strip() else {}
+            self._memo = (query, tuple(s.id for s in ready), scores)
+
+    def note(self, slots: Sequence[Slot]) -> None:
+        """Mark ``slots`` for indexing (those already indexed with this text are skipped)."""
+        with self._lock:
+            for slot in slots:
+                if slot.kind not in NOT_RECALLED and not self._ready(slot):
+                    self._pending[slot.id] = slot
+
+    def take(self, limit: int) -> list[Slot]:
+        """Remove and return at most ``limit`` pending slots, oldest (lowest seq) first: the
+        tiered index takes a conversation's turns in order."""
+        with self._lock:
+            chosen = sorted(self._pending.values(), key=lambda s: s.seq)[:limit]
+            for slot in chosen:
+                del self._pending[slot.id]
+            return chosen
+
+    @property
+    def pending(self) -> int:
+        """How many noted slots wait for indexing."""
+        return len(self._pending)
+
+    def index(self, slots: Sequence[Slot]) -> None:
+        """Index ``slots`` now (embeds; call it on a worker thread). Thread-safe."""
+        with self._lock:
+            self.inner.prepare(slots)
+            for slot in slots:
+                self._indexed[slot.id] = hash(slot.text)
+                if slot.kind not in NOT_RECALLED:
+                    self._ready_slots[slot.id] = slot
+
+    prepare = index
+    """The ``prepare`` of other recallers (:mod:`smartctx.service.precompute` calls it)."""
+
+
+class RecallIndexer:
+    """Indexes windows' pending slots on a pool of ``workers`` threads, ``batch`` per turn."""
+
+    def __init__(self, *, workers: int = 1, batch: int = BATCH) -> None:
+        self.batch = batch
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="smartctx-recall")
+
+    def start(self, recaller: object, archived: Sequence[Slot]) -> asyncio.Future[None] | None:
+        """Start indexing ``archived`` and what ``recaller`` noted as pending (at most
+        ``batch``); the future to await before the window's next turn, or None when there is
+        nothing to do (or the recaller is not a :class:`DeferredRecaller`)."""
+        recaller = deferred_of(recaller)
+        if recaller is None:
+            return None
+        recaller.note(archived)
+        chosen = recaller.take(self.batch)
+        if not chosen:
+            return None
+        return asyncio.get_running_loop().run_in_executor(self._pool, recaller.index, chosen)
+
+    async def run(self, work: Callable[[str], None], arg: str) -> None:
+        """``work(arg)`` on the pool (a failure is logged, never raised)."""
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._pool, work, arg)
+        except Exception:
+            logger.exception("recall scoring ahead failed; the prompt's recall scores itself")
+
+    @staticmethod
+    async def settle(future: asyncio.Future[None] | None) -> None:
+        """Wait for ``future`` (a failure is logged, never raised: recall just misses it)."""
+        if future is None:
+            return
+        try:
+            await future
+        except Exception:
+            logger.exception("recall indexing failed; those slots are not recallable")
+
+    def close(self) -> None:
+        """Stop the pool (queued batches are dropped)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class RecallSettled(ContextProvider):
+    """A provider that adds nothing: while the real providers search, it waits for ``live``'s
+    recall indexing (started after the last turn), so the prompt's recall sees a settled index,
+    then scores the recall for the user's message ahead (see the module docstring)."""
+
+    def __init__(self, indexer: RecallIndexer, live: LiveContext) -> None:
+        self.indexer = indexer
+        self.live = live
+
+    @property
+    def name(self) -> str:
+        return "recall-index"
+
+    async def get_relevant_context(self, messages: list[Message]) -> ProvidedContext | None:
+        future, self.live.indexing = self.live.indexing, None
+        await self.indexer.settle(future)
+        recaller = deferred_of(self.live.window.recaller)
+        query = next((m.text for m in reversed(messages) if m.role == "user"), "")
+        if recaller is not None and query.strip():
+            await self.indexer.run(recaller.score_ahead, query)
+        return None
+
+    async def on_new_messages(self, messages: list[Message]) -> None:
+        """Learns nothing."""
+
+
+def deferred_of(recaller: object) -> DeferredRecaller | None:
+    """The :class:`DeferredRecaller` ``recaller`` is or wraps (through ``inner``), else None."""
+    for _ in range(4):
+        if isinstance(recaller, DeferredRecaller):
+            return recaller
+        recaller = getattr(recaller, "inner", None)
+    return None
+
+
+def service_recaller(embedder: Embedder | None) -> DeferredRecaller:
+    """The recaller of a served window: a lean :class:`TieredRecaller` (keys matched by BM25) over
+    ``embedder``, passages through :class:`RecallPassages` when it is a ``CachedEmbedder``."""
+    chosen: Embedder | None = embedder
+    if isinstance(embedder, CachedEmbedder):
+        chosen = RecallPassages(embedder)
+    return DeferredRecaller(TieredRecaller(embedder=chosen, lean=True))
