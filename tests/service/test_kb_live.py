@@ -31,8 +31,12 @@ def live(start_server: StartServer, db_url: str, monkeypatch: pytest.MonkeyPatch
 async def _sources(server: ServerHandle, owner: str = "default") -> list[str]:
     async with SmartctxClient(server.url, owner=owner) as client:
         reply = await client.send(QUESTION)
-        snapshot = await client.snapshot(reply.context_id)
-    return [str(s["source_id"]) for s in snapshot["slots"] if s["kind"] == "rag_doc"]
+    # what the turn retrieved (its knowledge leaves the window when the turn ends)
+    return [
+        str(e["source_id"])
+        for e in reply.events
+        if e["kind"] == "admitted" and e["slot_kind"] == "rag_doc"
+    ]
 
 
 async def test_kb_add_is_retrieved_by_a_running_server(live: ServerHandle, tmp_path: Path) -> None:

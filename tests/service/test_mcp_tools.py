@@ -110,8 +110,10 @@ async def test_ask_talks_to_the_agent_over_a2a(server: ServerHandle) -> None:
     assert second["context_id"] == first["context_id"] and second["task_id"] != first["task_id"]
     assert any(e["kind"] == "admitted" for e in second["events"])
     assert second["snapshot"]["tokens_used"] == snapshot["tokens_used"]
+    # the window keeps the last exchange (turn focus); the first is in the log
     users = [s["text"] for s in snapshot["slots"] if s["kind"] == "user"]
-    assert users[-2:] == ["How do I connect to the VPN?", "And if it keeps disconnecting?"]
+    assert users == ["And if it keeps disconnecting?"]
+    assert snapshot["log_size"] > len(snapshot["slots"])
 
 
 async def test_tools_act_as_their_owner(server: ServerHandle) -> None:

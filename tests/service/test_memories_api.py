@@ -201,12 +201,19 @@ def test_export_then_import_round_trip_keeps_provenance(
     assert [h["event"] for h in history] == ["ADD", "UPDATE", "IMPORT"]
 
 
+async def sent_memory(server: ServerHandle, owner: str, context_id: str) -> list[str]:
+    """The memory items the model received at the context's last turn (a turn focus archives
+    them from the window when the turn ends)."""
+    async with httpx.AsyncClient(base_url=server.url, headers={"X-Smartctx-Owner": owner}) as h:
+        sent = (await h.get(f"/memory/contexts/{context_id}/last-prompt")).json()
+    return [str(s["text"]) for s in sent["slots"] if s["kind"] == "memory"]
+
+
 async def test_the_agent_recalls_added_and_updated_memories(server: ServerHandle) -> None:
     async def recalled(question: str) -> list[str]:
         async with SmartctxClient(server.url, owner="erin") as client:
             reply = await client.send(question)
-            snapshot = await client.snapshot(reply.context_id)
-        return [str(s["text"]) for s in snapshot["slots"] if s["kind"] == "memory"]
+        return await sent_memory(server, "erin", reply.context_id)
 
     async with httpx.AsyncClient(base_url=server.url, headers={"X-Smartctx-Owner": "erin"}) as h:
         added = await h.post("/memories", json={"messages": "My employee number is 48213."})
@@ -249,8 +256,7 @@ async def test_a_running_server_recalls_what_another_process_updated(
     async def recalled() -> list[str]:
         async with SmartctxClient(server.url, owner="gus") as client:
             reply = await client.send("What is my badge number?")
-            snapshot = await client.snapshot(reply.context_id)
-        return [str(s["text"]) for s in snapshot["slots"] if s["kind"] == "memory"]
+        return await sent_memory(server, "gus", reply.context_id)
 
     db = Database(db_url)
     try:

@@ -13,7 +13,6 @@ import openai
 import pytest
 
 from smartctx.agents.testing import OpenAICompatibleTestServer
-from smartctx.service.client import SmartctxClient
 from smartctx.service.openai_proxy import CONTEXT_HEADER
 from smartctx.service.owner import context_owner
 from smartctx.service.server import ServerHandle
@@ -40,9 +39,16 @@ def client_for(server: ServerHandle, **headers: str) -> openai.OpenAI:
 
 
 async def stored(server: ServerHandle, context_id: str) -> list[tuple[str, str]]:
-    async with SmartctxClient(server.url, owner=context_owner(context_id)) as api:
-        snapshot = await api.snapshot(context_id)
-    return [(s["kind"], s["text"]) for s in snapshot["slots"] if s["kind"] in ("user", "agent")]
+    """The conversation in the context's log (the window keeps only the last exchange), each
+    message once (a repeat merged into an earlier slot is logged as ``merged``)."""
+    headers = {"X-Smartctx-Owner": context_owner(context_id)}
+    async with httpx.AsyncClient(base_url=server.url, headers=headers) as http:
+        log = (await http.get(f"/memory/contexts/{context_id}/log?limit=500")).json()
+    return [
+        (s["kind"], s["text"])
+        for s in log["slots"]
+        if s["kind"] in ("user", "agent") and s["state"] not in ("merged", "refused")
+    ]
 
 
 async def test_a_completion_gets_managed_context_and_is_remembered(

@@ -277,11 +277,6 @@ async def test_memory_written_on_a_is_recalled_on_b_at_once(replicas: Replicas) 
     assert "48213" in _reply(task)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ContextRegistry.open (contexts.py) serves a window cached by an earlier turn without "
-    "checking the stored version, so the memory API's reads on A miss B's later turns",
-)
 async def test_memory_api_reads_on_a_see_a_turn_served_by_b(replicas: Replicas) -> None:
     async with _http("reader-user") as http:
         await _send(http, replicas.a, "First: my car is red.", "reads")

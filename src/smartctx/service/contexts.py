@@ -216,9 +216,20 @@ class ContextRegistry:
         )
 
     async def open(self, owner: str, context_id: str) -> LiveContext:
-        """The context (cached or loaded); ``NotFound`` if this owner has no such context."""
+        """The context (cached or loaded); ``NotFound`` if this owner has no such context.
+
+        A cached window is revalidated against the stored version (one primary-key read) unless
+        a turn of this process holds it: another replica may have served a later turn."""
         key = (owner, context_id)
         live = self._live.get(key)
+        lock = self._locks.get(key)
+        if (
+            live is not None
+            and not (lock is not None and lock.locked())
+            and await self.store.version(owner, context_id) != live.version
+        ):
+            self._live.pop(key, None)
+            live = None
         if live is None:
             live = await self._load(owner, context_id)
             if live is None:

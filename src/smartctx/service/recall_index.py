@@ -16,12 +16,15 @@ every other request. Here:
 - :class:`RecallIndexer` indexes the pending slots after the turn, at most ``batch`` per turn
   (oldest first), on its own bounded pool of ``workers`` threads; the e5 engine releases the GIL,
   so the loop keeps serving meanwhile. The context's next turn waits for it while its providers
-  search (:class:`RecallSettled`, a provider that returns nothing), that is before the prompt
-  is assembled, so a recaller is never read while it is written, and results are deterministic
-  for a given sequence of turns. That provider then scores the recall for the turn's query on
-  the pool too (:meth:`DeferredRecaller.score_ahead`: the ranking over the whole archive and
-  the second hop's query embedding); ``rank`` at assembly uses those scores when its ready
-  candidates are the ones scored, else it scores them itself.
+  search (:class:`RecallSettled`, a provider that returns nothing), and then indexes whatever
+  of the archive is still not indexed (all of it, the first time a window is used in this
+  process: restored from the store or last served by another replica; so every replica ranks
+  the same archive), that is before the prompt is assembled, so a recaller is never read
+  while it is written, and results are deterministic for a given sequence of turns. That
+  provider then scores the recall for the turn's query on the pool too
+  (:meth:`DeferredRecaller.score_ahead`: the ranking over the whole archive and the second
+  hop's query embedding); ``rank`` at assembly uses those scores when its ready candidates are
+  the ones scored, else it scores them itself.
 - :class:`RecallPassages` is the recall index's embedder: a vector the knowledge base already
   computed for a chunk is reused (:meth:`~smartctx.core.embed_cache.CachedEmbedder.remember`),
   other passages are cut to ``max_words`` words (the model's cost grows faster than linearly with
@@ -43,10 +46,11 @@ from concurrent.futures import ThreadPoolExecutor
 from smartctx.agents import ContextProvider, Message, ProvidedContext
 from smartctx.core.embed_cache import CachedEmbedder
 from smartctx.core.embeddings import Embedder, Vector, embed_queries
-from smartctx.core.slots import Slot, SlotKind
+from smartctx.core.slots import ARCHIVED_STATES, Slot, SlotKind
 from smartctx.retrieval.recall import best
 from smartctx.retrieval.tiered import TieredRecaller
 from smartctx.service.contexts import LiveContext
+from smartctx.window import ContextWindow
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +101,7 @@ class DeferredRecaller:
         self._pending: dict[str, Slot] = {}
         self._ready_slots: dict[str, Slot] = {}  # the last rank's ready candidates + indexed since
         self._memo: tuple[str, tuple[str, ...], dict[str, float]] | None = None
+        self.seeded = False  # whether the window's whole archive was noted once
 
     def _ready(self, slot: Slot) -> bool:
         return self._indexed.get(slot.id) == hash(slot.text)
@@ -185,6 +190,19 @@ class RecallIndexer:
             return None
         return asyncio.get_running_loop().run_in_executor(self._pool, recaller.index, chosen)
 
+    async def catch_up(self, recaller: DeferredRecaller, window: ContextWindow) -> None:
+        """Index everything of ``window``'s archive ``recaller`` has not indexed yet, on the
+        pool (awaited): the whole archive the first time a window is used in this process (a
+        context restored from the store, or last served by another replica), then what the
+        batches after turns left. So recall ranks the same archive whichever replica serves the
+        turn; the vectors of texts this process embedded before come from its cache."""
+        if not recaller.seeded:
+            recaller.note([s for s in window.log if s.state in ARCHIVED_STATES])
+            recaller.seeded = True
+        rest = recaller.take(recaller.pending)
+        if rest:
+            await asyncio.get_running_loop().run_in_executor(self._pool, recaller.index, rest)
+
     async def run(self, work: Callable[[str], None], arg: str) -> None:
         """``work(arg)`` on the pool (a failure is logged, never raised)."""
         try:
@@ -224,6 +242,8 @@ class RecallSettled(ContextProvider):
         future, self.live.indexing = self.live.indexing, None
         await self.indexer.settle(future)
         recaller = deferred_of(self.live.window.recaller)
+        if recaller is not None:
+            await self.indexer.catch_up(recaller, self.live.window)
         query = next((m.text for m in reversed(messages) if m.role == "user"), "")
         if recaller is not None and query.strip():
             await self.indexer.run(recaller.score_ahead, query)
