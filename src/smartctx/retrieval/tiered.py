@@ -47,6 +47,7 @@ from smartctx.retrieval.keys_tiers import (
     speaker_of,
 )
 from smartctx.retrieval.recall import HybridRecaller, best
+from smartctx.retrieval.rerank import spread
 
 Scores = npt.NDArray[np.float64]
 KEY_DEPTH = 256
@@ -73,9 +74,20 @@ class TierWeights:
     speaker: float = 0.5
     hop_depth: int = 5
     hop_terms: int = 6
+    neighbour: float = 0.0
+    neighbour2: float = 0.0
 
     def __post_init__(self) -> None:
-        values = (self.fact, self.session, self.entity, self.date, self.hop, self.speaker)
+        values = (
+            self.fact,
+            self.session,
+            self.entity,
+            self.date,
+            self.hop,
+            self.speaker,
+            self.neighbour,
+            self.neighbour2,
+        )
         if min(values) < 0 or self.hop_depth < 0 or self.hop_terms < 0:
             raise InvalidInput(f"tier weights must be >= 0, got {self!r}")
 
@@ -308,8 +320,15 @@ class TieredRecaller:
         allowed = [s for s in candidates if self.turns.filter.allows(s)]
         if not allowed or not query.strip():
             return {}
-        fused = hop_scores(self, query, allowed)
+        fused = self._reshaped(hop_scores(self, query, allowed), allowed)
         return {allowed[i].id: float(fused[i]) for i in np.flatnonzero(fused > 0)}
+
+    def _reshaped(self, fused: Scores, allowed: Sequence[Slot]) -> Scores:
+        """``fused`` with each turn's neighbours' scores spread to it (:mod:`.rerank`)."""
+        w = self.weights
+        if w.neighbour <= 0 and w.neighbour2 <= 0:
+            return fused
+        return spread(fused, [session_of(s) for s in allowed], (w.neighbour, w.neighbour2))
 
     def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
         """The at most ``k`` candidates most relevant to ``query``, best first (``Recaller``)."""
