@@ -12,7 +12,9 @@ and the service use it like :class:`~smartctx.retrieval.recall.HybridRecaller`).
   provenance (a turn keeps its best key of each kind). When the query names dates ("in May
   2023", "on 1 May, 2022"), turns whose keys are dated near them get a ranked bonus at
   ``weights.date``. See :mod:`smartctx.retrieval.multihop` for the second hop; last, each turn
-  gains a share of its neighbours' fused scores (:mod:`smartctx.retrieval.rerank`);
+  gains a share of its neighbours' fused scores (:mod:`smartctx.retrieval.rerank`), the
+  neighbours read from the candidates' order (give them in conversation order, as the window
+  does) within their session;
 - the weights are global (:class:`TierWeights`), never chosen per query;
 - indexing is incremental: new slots add their fact keys, refresh the summary key of their
   session and the entity keys they mention (re-embedded only when the key text changes); the
