@@ -10,10 +10,12 @@ import pytest
 from smartctx.core import HashingEmbedder, InvalidInput
 from smartctx.core.recall import Recaller
 from smartctx.core.slots import Slot, SlotKind
-from smartctx.retrieval.multihop import hop_terms, second_query
+from smartctx.retrieval.multihop import feedback_terms, hop_terms, second_query
 from smartctx.retrieval.tiered import TieredRecaller, TierWeights
 
-OFF = TierWeights(fact=0, session=0, entity=0, date=0, hop=0, speaker=0)
+OFF = TierWeights(
+    fact=0, session=0, entity=0, date=0, hop=0, speaker=0, neighbour=0, neighbour2=0, hop_feedback=0
+)
 FILLER = [
     "The traffic on the way home was slow again today",
     "Work has been busy with meetings and reports all week",
@@ -93,6 +95,45 @@ def test_the_second_hop_follows_a_name_the_first_hit_mentions() -> None:
     assert second_query("q", []) == "q"
 
 
+def test_feedback_words_of_the_first_hits_bring_a_turn_that_shares_nothing_with_the_question() -> (
+    None
+):
+    slots = conversation(
+        {
+            1: ("Ana", "I baked a lemon cake yesterday"),
+            7: ("Ben", "That lemon frosting was tricky to get right"),
+        }
+    )
+    question = "What was baked yesterday?"
+    names_only = TieredRecaller(weights=replace(OFF, hop=1.0), context_weight=0.0)
+    feedback = TieredRecaller(weights=replace(OFF, hop=1.0, hop_feedback=2), context_weight=0.0)
+    assert "s1:07" not in top(names_only, question, slots, 12)
+    assert top(feedback, question, slots, 2) == ["s1:01", "s1:07"]
+    feedback.prepare(slots)
+    df, turns = feedback.document_frequencies()
+    assert turns == 12
+    # "cake" is in one turn, "lemon" in two: the rarer word first; the question's words never.
+    assert feedback_terms(question, [slots[1]], 2, df, turns) == ["cake", "lemon"]
+    assert feedback_terms(question, [slots[1]], 0, df, turns) == []
+
+
+def test_a_hit_brings_the_reply_beside_it() -> None:
+    slots = conversation(
+        {
+            3: ("Ana", "Where did you go on holiday, Ben?"),
+            4: ("Ben", "Porto, with my sister"),
+        }
+    )
+    question = "Where was the holiday?"
+    alone = TieredRecaller(weights=OFF, context_weight=0.0)
+    beside = TieredRecaller(weights=replace(OFF, neighbour=0.5), context_weight=0.0)
+    assert top(alone, question, slots, 12) == ["s1:03"]
+    # The turns just before and after share the hit's credit (ties by slot id).
+    assert top(beside, question, slots, 12) == ["s1:03", "s1:02", "s1:04"]
+    farther = TieredRecaller(weights=replace(OFF, neighbour2=0.5), context_weight=0.0)
+    assert top(farther, question, slots, 12) == ["s1:03", "s1:01", "s1:05"]
+
+
 def test_session_keys_wait_for_the_session_to_close_and_indexing_is_incremental() -> None:
     first = conversation({4: ("Ana", "We adopted a puppy called Rex from Lisbon")})
     second = conversation({2: ("Ben", "Rex chewed my shoes")}, session=2, day="2023-06-02")
@@ -123,7 +164,9 @@ def test_forget_drops_turns_and_the_keys_resting_on_them_alone() -> None:
 def test_filters_apply_as_in_the_hybrid_recaller() -> None:
     slots = conversation({1: ("Ana", "I play chess"), 2: ("Ben", "I play chess too")})
     recaller = TieredRecaller()
-    assert top(recaller.filtered(speaker="Ben"), "chess", slots, 5) == ["s1:02"]
+    # Neighbours are counted in the conversation, not in the filtered list: Ben's turn 3 is
+    # beside the hit and shares its score; his turn 5 is three turns away, Ana's are filtered.
+    assert top(recaller.filtered(speaker="Ben"), "chess", slots, 12) == ["s1:02", "s1:03"]
     assert top(recaller, "chess", slots, 5)[:2] == ["s1:01", "s1:02"]
 
 

@@ -130,7 +130,17 @@ class LocomoResult:
                 "context_weight": self.config.context_weight,
                 "tiers": {
                     name: getattr(self.config.tiers, name)
-                    for name in ("fact", "session", "entity", "date", "hop", "speaker")
+                    for name in (
+                        "fact",
+                        "session",
+                        "entity",
+                        "date",
+                        "hop",
+                        "speaker",
+                        "neighbour",
+                        "neighbour2",
+                        "hop_feedback",
+                    )
                 },
             },
             "smartctx": {

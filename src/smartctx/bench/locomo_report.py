@@ -51,14 +51,18 @@ def markdown(result: LocomoResult, command: str, *, image: str = "bench-locomo.p
         "w / (RRF k + r) to its turns. A question that names dates ranks turns by how near "
         "their keys' dates are; a question that names one of the speakers weights that "
         "speaker's turns up; a second hop asks again with the names found in the first five "
-        "hits and adds its scores. Only the question text reaches retrieval; evidence and "
+        "hits and the rarest words of the first three (pseudo-relevance feedback) and adds its "
+        "scores; last, each turn gains a share of the best fused score of the turns one place "
+        "(neighbour) and two places (neighbour2) before and after it in its session: an answer "
+        "sits beside its question, a story runs over a speaker's consecutive turns. "
+        "Only the question text reaches retrieval; evidence and "
         "answers score alone. Every weight is global (no per-question or per-category switch): "
         f"RRF k = {cfg.rrf_k}, turn weights (BM25, vectors) = {cfg.weights}, context weight = "
         f"{cfg.context_weight}, tier weights {_tiers(cfg)}, recall share of the window = "
         f"{cfg.recall_ratio}, recall cap k = {cfg.recall_k}. The default tier weights are the "
-        "setting leave-one-conversation-out cross-validation over a fixed grid picked on the "
-        "whole development split in a BM25-only run (`--embedder none --cv`); the "
-        "cross-validated figures below re-run that selection with this run's embedder and are "
+        "setting that the grid of the cross-validation below picks on the whole development "
+        "split with the default embedder (the in-sample best, which flatters it); the "
+        "cross-validated figures re-run that selection leaving each conversation out and are "
         "the honest estimate of the method.",
         "",
         "The smartctx window is the product's own code path: a `ContextWindow` of the whole "
@@ -110,8 +114,21 @@ def markdown(result: LocomoResult, command: str, *, image: str = "bench-locomo.p
     return "\n".join(lines)
 
 
+TIER_NAMES = (
+    "fact",
+    "session",
+    "entity",
+    "date",
+    "hop",
+    "speaker",
+    "neighbour",
+    "neighbour2",
+    "hop_feedback",
+)
+
+
 def _tiers(cfg: LocomoConfig) -> str:
-    names = ("fact", "session", "entity", "date", "hop", "speaker")
+    names = TIER_NAMES
     return "(" + ", ".join(f"{n} {getattr(cfg.tiers, n):g}" for n in names) + ")"
 
 

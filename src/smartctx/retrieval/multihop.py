@@ -5,9 +5,11 @@ shares words with every turn it needs; the turns found first do name the people,
 things the others talk about. :func:`hop_scores` ranks the candidates for the question
 (:meth:`TieredRecaller.first_pass`), takes the names in its ``hop_depth`` best turns (capitalised
 names other than the speakers, each once, those already in the question left out, at most
-``hop_terms``), asks again with the question followed by those names, and adds the second
-pass's scores at ``weights.hop``: ``first + hop * second``. The rule is the same for every
-question; with no new names, or ``hop == 0``, the first pass is the answer.
+``hop_terms``) and, as pseudo-relevance feedback, the ``hop_feedback`` rarest words of its
+:data:`FEEDBACK_DEPTH` best turns (by the sum of their inverse document frequencies over the
+turns, words of the question left out), asks again with the question followed by those terms,
+and adds the second pass's scores at ``weights.hop``: ``first + hop * second``. The rule is the
+same for every question; with no new terms, or ``hop == 0``, the first pass is the answer.
 
 Cost: at most one more ranking pass (one query embedding, one BM25 pass, one matrix-vector
 product over turns and keys).
@@ -15,6 +17,8 @@ product over turns and keys).
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -45,6 +49,26 @@ def hop_terms(query: str, hits: Sequence[Slot], limit: int, speakers: frozenset[
     return found
 
 
+FEEDBACK_DEPTH = 3
+"""How many of the first pass's best turns give feedback words."""
+
+
+def feedback_terms(
+    query: str, hits: Sequence[Slot], limit: int, df: Counter[str], turns: int
+) -> list[str]:
+    """The ``limit`` words of ``hits`` (analysed as BM25 does) with the highest summed inverse
+    document frequency ``ln(1 + turns / df)``, words of the query left out; ties by word."""
+    if limit <= 0:
+        return []
+    asked = set(analyze(query))
+    weight: dict[str, float] = {}
+    for slot in hits:
+        for term in set(analyze(slot.text)) - asked:
+            weight[term] = weight.get(term, 0.0) + math.log(1 + turns / max(1, df[term]))
+    ranked = sorted(weight, key=lambda t: (-weight[t], t))
+    return ranked[:limit]
+
+
 def second_query(query: str, terms: Sequence[str]) -> str:
     """The question followed by the names found (the form the second pass searches with)."""
     return f"{query} {' '.join(terms)}" if terms else query
@@ -54,12 +78,14 @@ def hop_scores(recaller: TieredRecaller, query: str, candidates: Sequence[Slot])
     """``first + hop * second`` over ``candidates`` (see the module doc)."""
     first = recaller.first_pass(query, candidates)
     w = recaller.weights
-    if w.hop <= 0 or w.hop_depth <= 0 or w.hop_terms <= 0:
+    if w.hop <= 0 or w.hop_depth <= 0 or (w.hop_terms <= 0 and w.hop_feedback <= 0):
         return first
     best = np.lexsort((np.arange(len(first)), -first))[: w.hop_depth]
     top = [candidates[i] for i in best if first[i] > 0]
     speakers = frozenset(speaker_of(s) for s in candidates if speaker_of(s))
     terms = hop_terms(query, top, w.hop_terms, speakers)
+    df, turns = recaller.document_frequencies()
+    terms += feedback_terms(query, top[:FEEDBACK_DEPTH], w.hop_feedback, df, turns)
     if not terms:
         return first
     return first + w.hop * recaller.first_pass(second_query(query, terms), candidates)

@@ -11,7 +11,10 @@ and the service use it like :class:`~smartctx.retrieval.recall.HybridRecaller`).
   by reciprocal rank); the key at rank r gives ``weight / (rrf_k + r)`` to each turn of its
   provenance (a turn keeps its best key of each kind). When the query names dates ("in May
   2023", "on 1 May, 2022"), turns whose keys are dated near them get a ranked bonus at
-  ``weights.date``. See :mod:`smartctx.retrieval.multihop` for the second hop;
+  ``weights.date``. See :mod:`smartctx.retrieval.multihop` for the second hop; last, each turn
+  gains a share of its neighbours' fused scores (:mod:`smartctx.retrieval.rerank`), the
+  neighbours read from the candidates' order (give them in conversation order, as the window
+  does) within their session;
 - the weights are global (:class:`TierWeights`), never chosen per query;
 - indexing is incremental: new slots add their fact keys, refresh the summary key of their
   session and the entity keys they mention (re-embedded only when the key text changes); the
@@ -50,6 +53,7 @@ from smartctx.retrieval.keys_tiers import (
     speaker_of,
 )
 from smartctx.retrieval.recall import HybridRecaller, best
+from smartctx.retrieval.rerank import spread
 
 Scores = npt.NDArray[np.float64]
 KEY_DEPTH = 256
@@ -62,15 +66,19 @@ PARTS_CACHE = 1024
 
 @dataclass(frozen=True)
 class TierWeights:
-    """Fusion weights of the key kinds, the date bonus and the second hop (0 turns one off).
+    """Fusion weights of the key kinds, the date bonus, the second hop and the neighbour
+    spreading (0 turns one off).
 
     ``hop_depth`` first hits name the entities of the second query, at most ``hop_terms`` of
-    them. Defaults chosen by leave-one-conversation-out cross-validation on LoCoMo's
-    development split in a BM25-only run (``smartctx bench locomo --embedder none --cv``); with
-    e5 the same selection prefers ``fact=1.0`` (recall@10 +0.8 in-sample), see
-    ``docs/benchmarks.md``."""
+    them, and give it ``hop_feedback`` rare words (:mod:`smartctx.retrieval.multihop`);
+    ``neighbour`` and ``neighbour2`` spread a turn's fused score to the turns one and two places
+    away in its session (:mod:`smartctx.retrieval.rerank`). Defaults: the setting that
+    leave-one-conversation-out cross-validation over a fixed grid
+    (:data:`smartctx.bench.locomo_cv.GRID`) picks on all of LoCoMo's development split with
+    the default embedder (``smartctx bench locomo --cv``); see ``docs/benchmarks.md`` for the
+    cross-validated figures beside the in-sample ones."""
 
-    fact: float = 0.0
+    fact: float = 1.0
     session: float = 0.3
     entity: float = 0.3
     date: float = 1.0
@@ -78,10 +86,23 @@ class TierWeights:
     speaker: float = 0.5
     hop_depth: int = 5
     hop_terms: int = 6
+    hop_feedback: int = 3
+    neighbour: float = 0.2
+    neighbour2: float = 0.35
 
     def __post_init__(self) -> None:
-        values = (self.fact, self.session, self.entity, self.date, self.hop, self.speaker)
-        if min(values) < 0 or self.hop_depth < 0 or self.hop_terms < 0:
+        values = (
+            self.fact,
+            self.session,
+            self.entity,
+            self.date,
+            self.hop,
+            self.speaker,
+            self.neighbour,
+            self.neighbour2,
+        )
+        counts = (self.hop_depth, self.hop_terms, self.hop_feedback)
+        if min(values) < 0 or min(counts) < 0:
             raise InvalidInput(f"tier weights must be >= 0, got {self!r}")
 
 
@@ -199,6 +220,11 @@ class TieredRecaller:
         keep = set(ids[max(0, first - _NEIGHBOURS) :])
         turns = [self._slots[i] for i in ids[max(0, first - 2 * _NEIGHBOURS) :]]
         return [k for k in self.extractor.facts(turns) if k.provenance[0] in keep]
+
+    def document_frequencies(self) -> tuple[Counter[str], int]:
+        """How many turns each analysed word occurs in, and how many turns there are (shared,
+        not copied: do not change it)."""
+        return self._df, len(self._slots)
 
     def _changed(self, slot: Slot) -> bool:
         return self._slots[slot.id].text != slot.text
@@ -326,11 +352,25 @@ class TieredRecaller:
         """Fused score of every allowed candidate (by slot id); those with no evidence omitted."""
         from smartctx.retrieval.multihop import hop_scores
 
-        allowed = [s for s in candidates if self.turns.filter.allows(s)]
+        where = [i for i, s in enumerate(candidates) if self.turns.filter.allows(s)]
+        allowed = [candidates[i] for i in where]
         if not allowed or not query.strip():
             return {}
-        fused = hop_scores(self, query, allowed)
+        fused = self._spread(hop_scores(self, query, allowed), candidates, where)
         return {allowed[i].id: float(fused[i]) for i in np.flatnonzero(fused > 0)}
+
+    def _spread(self, fused: Scores, candidates: Sequence[Slot], where: list[int]) -> Scores:
+        """``fused`` (over ``candidates[i] for i in where``) with each turn's neighbours' scores
+        spread to it (:mod:`.rerank`); neighbours are counted among all ``candidates``, so a
+        filter never makes two distant turns neighbours."""
+        w = self.weights
+        if w.neighbour <= 0 and w.neighbour2 <= 0:
+            return fused
+        full = np.zeros(len(candidates))
+        full[where] = fused
+        groups = [session_of(s) for s in candidates]
+        out: Scores = spread(full, groups, (w.neighbour, w.neighbour2))[where]
+        return out
 
     def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
         """The at most ``k`` candidates most relevant to ``query``, best first (``Recaller``)."""
