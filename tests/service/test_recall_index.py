@@ -177,3 +177,24 @@ def test_scores_computed_ahead_are_used_for_the_same_query_and_candidates() -> N
     recaller.index([slots[3]])  # the ready candidates changed: rank scores them itself
     recaller.rank("parcel code 1002", slots, 2)
     assert calls == ["parcel code 1001", "parcel code 1002", "parcel code 1002"]
+
+
+def test_scores_ahead_serve_a_rank_over_fewer_candidates_restricted_to_them() -> None:
+    inner = TieredRecaller(embedder=HashingEmbedder(), lean=True)
+    recaller = DeferredRecaller(inner)
+    slots = [_turn(f"note {i}: the parcel code is {1000 + i}", i) for i in range(4)]
+    recaller.index(slots)
+    recaller.rank("parcel code", slots, 4)  # the ready set the next score_ahead scores
+    calls: list[str] = []
+    scores = inner.scores
+
+    def counted(query: str, candidates: Sequence[Slot]) -> dict[str, float]:
+        calls.append(query)
+        return scores(query, candidates)
+
+    inner.scores = counted  # type: ignore[method-assign]
+    recaller.score_ahead("parcel code 1002")
+    # the window leaves out a text it holds: the archive's ranking, restricted to the rest
+    ranked = recaller.rank("parcel code 1002", slots[1:], 3)
+    assert calls == ["parcel code 1002"]
+    assert {s.id for s, _ in ranked} <= {s.id for s in slots[1:]} and ranked

@@ -231,7 +231,14 @@ def create_app(
         CachedEmbedder(get_embedder(settings.retrieval_embedder)) if embedder is None else None
     )
     if with_memory and settings.recall_ratio > 0:
-        recall_embedder = embedder if embedder is not None else retrieval
+        if embedder is not None:
+            recall_embedder = embedder
+        elif settings.recall_embedder == settings.embedder:
+            recall_embedder = similarity  # the window embedded most archived texts already
+        elif settings.recall_embedder == settings.retrieval_embedder:
+            recall_embedder = retrieval  # knowledge chunks come with their vectors
+        else:
+            recall_embedder = CachedEmbedder(get_embedder(settings.recall_embedder))
         chosen = recall_embedder
 
         gate = RelevanceGate(embedder if embedder is not None else similarity)

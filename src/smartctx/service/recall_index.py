@@ -100,7 +100,7 @@ class DeferredRecaller:
         self._indexed: dict[str, int] = {}  # slot id -> hash of the text indexed
         self._pending: dict[str, Slot] = {}
         self._ready_slots: dict[str, Slot] = {}  # the last rank's ready candidates + indexed since
-        self._memo: tuple[str, tuple[str, ...], dict[str, float]] | None = None
+        self._memo: tuple[str, frozenset[str], dict[str, float]] | None = None
         self.seeded = False  # whether the window's whole archive was noted once
 
     def _ready(self, slot: Slot) -> bool:
@@ -108,8 +108,9 @@ class DeferredRecaller:
 
     def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
         """The at most ``k`` indexed candidates most relevant to ``query``; the others are noted
-        for :meth:`take`. Scores :meth:`score_ahead` computed for the same query and the same
-        ready candidates are used as they are (they are what this call would compute)."""
+        for :meth:`take`. Scores :meth:`score_ahead` computed for the same query over the ready
+        slots (a superset of the ready candidates) are used as they are: the archive's ranking,
+        restricted to the candidates."""
         with self._lock:
             ready = []
             for slot in candidates:
@@ -123,8 +124,11 @@ class DeferredRecaller:
             self._ready_slots = {s.id: s for s in ready}
             if not ready or k <= 0:
                 return []
-            if memo is not None and memo[0] == query and memo[1] == tuple(s.id for s in ready):
-                return best(memo[2], ready, k)
+            ids = {s.id for s in ready}
+            if memo is not None and memo[0] == query and ids <= memo[1]:
+                # the archive's ranking restricted to the candidates (the window leaves out
+                # texts it holds or repeats)
+                return best({i: v for i, v in memo[2].items() if i in ids}, ready, k)
             return self.inner.rank(query, ready, k)
 
     def score_ahead(self, query: str) -> None:
@@ -134,7 +138,7 @@ class DeferredRecaller:
         with self._lock:
             ready = sorted(self._ready_slots.values(), key=lambda s: s.seq)
             scores = self.inner.scores(query, ready) if ready and query.strip() else {}
-            self._memo = (query, tuple(s.id for s in ready), scores)
+            self._memo = (query, frozenset(s.id for s in ready), scores)
 
     def note(self, slots: Sequence[Slot]) -> None:
         """Mark ``slots`` for indexing (those already indexed with this text are skipped)."""
