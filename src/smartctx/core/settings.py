@@ -149,6 +149,11 @@ class Settings(BaseSettings):
     def _expand(cls, value: Path) -> Path:
         return value.expanduser()
 
+    @property
+    def memory_model_on(self) -> bool:
+        """Whether the memory pipeline uses the configured chat model (facts, summaries)."""
+        return bool(self.llm_base_url) and self.memory_llm
+
     def resolved_database_url(self) -> str:
         """The database URL to use: the explicit one, else SQLite under ``data_dir``."""
         if self.database_url:

@@ -257,9 +257,7 @@ def create_app(
         _personal_parts(db, settings, clock) if hooks is None else (None, [], None)
     )
     chat_model = model or model_from_settings(settings)
-    consolidator = (
-        LLMConsolidator(chat_model) if settings.llm_base_url and settings.memory_llm else None
-    )
+    consolidator = LLMConsolidator(chat_model) if settings.memory_model_on else None
     owner_memory = (
         OwnerMemory(
             db, personal=personal, gate=_relevance_gate(settings), consolidator=consolidator

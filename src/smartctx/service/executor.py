@@ -211,9 +211,7 @@ class SmartctxExecutor(AgentExecutor):
         self.precompute = precompute
         self.indexer = indexer
         # with a configured model, summaries the funnel writes are rewritten by it after a turn
-        self.summarizer = (
-            LLMSummarizer(model) if settings.llm_base_url and settings.memory_llm else None
-        )
+        self.summarizer = LLMSummarizer(model) if settings.memory_model_on else None
 
     def providers_for(self, owner: str, preset: str) -> list[ContextProvider]:
         """The providers of a turn of ``owner`` in a context of ``preset``."""

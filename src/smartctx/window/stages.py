@@ -197,17 +197,7 @@ class Summarize:
         summary.tokens = state.count(summary)
         if summary.tokens >= replaced_tokens or summary.id in state.by_id:
             return []
-        events = [
-            state.archive(s, SlotState.SUMMARIZED, EventKind.SUMMARIZED, into=summary.id)
-            for s in replaced
-        ]
-        state.append(summary)
-        state.activate(summary)
-        state.admission.add(summary)
-        events.append(
-            state.emit(EventKind.ADMITTED, summary.id, tokens=summary.tokens, provenance=list(ids))
-        )
-        return events
+        return state.install_summary(summary, replaced)
 
 
 def strip_prefix(text: str) -> str:

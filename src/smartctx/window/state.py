@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 from smartctx.core.embeddings import Embedder
@@ -160,6 +161,27 @@ class WindowState:
         self.admission.remove(slot)
         self.mark(slot)
         return self.emit(event, slot.id, tokens=slot.tokens, **detail)
+
+    def install_summary(self, summary: Slot, replaced: Sequence[Slot]) -> list[Event]:
+        """Archive ``replaced`` as ``summarized`` into ``summary`` (tokens counted), then log and
+        activate ``summary``; the events (``summarized`` each, then ``admitted`` with the
+        provenance)."""
+        events = [
+            self.archive(s, SlotState.SUMMARIZED, EventKind.SUMMARIZED, into=summary.id)
+            for s in replaced
+        ]
+        self.append(summary)
+        self.activate(summary)
+        self.admission.add(summary)
+        events.append(
+            self.emit(
+                EventKind.ADMITTED,
+                summary.id,
+                tokens=summary.tokens,
+                provenance=list(summary.provenance),
+            )
+        )
+        return events
 
     def set_pinned(self, slot: Slot, pinned: bool) -> None:
         if slot.pinned == pinned:

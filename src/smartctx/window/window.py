@@ -300,16 +300,7 @@ class ContextWindow:
             metadata={**old.metadata, "revises": old.id, "stage": "revise_summary"},
         )
         revised.tokens = st.count(revised)
-        st.archive(old, SlotState.SUMMARIZED, EventKind.SUMMARIZED, into=revised.id)
-        st.append(revised)
-        st.activate(revised)
-        st.admission.add(revised)
-        st.emit(
-            EventKind.ADMITTED,
-            revised.id,
-            tokens=revised.tokens,
-            provenance=list(revised.provenance),
-        )
+        st.install_summary(revised, [old])
         self._run_funnel()
         self._notify(start)
         return st.events[start:]
