@@ -39,11 +39,11 @@ class Settings(BaseSettings):
     )
     embedder: Literal["use", "e5", "hashing"] = "use"
     retrieval_embedder: Literal["use", "e5", "hashing"] = "e5"
-    recall_embedder: Literal["use", "e5", "hashing"] = Field(
-        "use",
-        description="embedder of a served window's recall index (its archived slots): use "
-        "embeds a turn in about 2 ms and shares the window's deduplication vectors; e5 takes "
-        "20-90 ms a turn for a few points of LoCoMo recall (docs/benchmarks.md)",
+    recall_embedder: Literal["use", "e5", "hashing"] | None = Field(
+        None,
+        description="embedder of a served window's recall index (its archived slots); unset: "
+        "the similarity embedder (use: about 2 ms a turn, sharing the window's deduplication "
+        "vectors; e5 takes 20-90 ms a turn for a few points of LoCoMo recall)",
     )
     embed_threads: int = Field(
         1, ge=1, description="BLAS/OpenMP threads of one embedder call (turns embed a few texts)"

@@ -233,7 +233,7 @@ def create_app(
     if with_memory and settings.recall_ratio > 0:
         if embedder is not None:
             recall_embedder = embedder
-        elif settings.recall_embedder == settings.embedder:
+        elif settings.recall_embedder in (None, settings.embedder):
             recall_embedder = similarity  # the window embedded most archived texts already
         elif settings.recall_embedder == settings.retrieval_embedder:
             recall_embedder = retrieval  # knowledge chunks come with their vectors
