@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -46,11 +47,36 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     # The driver must not open transactions itself: ``_begin_immediate`` does.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    _wal_mode(cursor)
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     cursor.close()
+
+
+def _wal_mode(cursor: Any) -> None:
+    """Switch the file to WAL unless it is already, retrying while another connection holds it.
+
+    Changing the journal mode takes an exclusive lock, and SQLite reports "database is locked"
+    at once, without its busy handler, when a second connection opens while the first switches
+    a new file or migrates it (replicas starting together).
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode")
+            mode = cursor.fetchone()
+            if mode and str(mode[0]).lower() == "wal":
+                return
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.fetchall()
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
 
 
 def _begin_immediate(connection: Connection) -> None:
