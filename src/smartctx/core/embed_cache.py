@@ -10,8 +10,9 @@ dictionary lookup.
 Contract: results are the wrapped embedder's (same rows, same dtype), except for texts whose
 passage vector a caller vouched for with :meth:`CachedEmbedder.remember` (the knowledge base
 shares its chunks' vectors that way, so recall never re-embeds a chunk it already embedded);
-only calls of at most ``max_batch`` texts are cached (batch ingestion such as the knowledge base
-passes straight through, apart from vouched texts); the cache keeps the last ``size`` vectors per
+only calls of at most ``max_batch`` texts are cached (64: a turn's relevance gate scores the
+request against some 40 remembered items, the same ones turn after turn; batch ingestion such as
+the knowledge base passes straight through, apart from vouched texts); the cache keeps the last ``size`` vectors per
 kind (passage / query) and the last ``known_size`` vouched ones; thread-safe.
 """
 
@@ -30,7 +31,7 @@ class CachedEmbedder:
     """Wraps ``inner``; see the module docstring. ``name`` and ``dim`` are the inner ones."""
 
     def __init__(
-        self, inner: Embedder, *, size: int = 8192, max_batch: int = 16, known_size: int = 4096
+        self, inner: Embedder, *, size: int = 8192, max_batch: int = 64, known_size: int = 4096
     ) -> None:
         self.inner = inner
         self.name = inner.name

@@ -176,13 +176,13 @@ class _ContextForgetter:
 
 
 def _personal_parts(
-    db: Database, settings: Settings, clock: Clock
+    db: Database, settings: Settings, clock: Clock, gate: RelevanceGate
 ) -> tuple[PersonalMemory, list[TurnHook], APIRouter]:
     """The personal memory (forget wired to the other stores), its turn hook and its router."""
     memory = build_personal_memory(db, settings=settings, clock=clock)
     hook = create_hook(
         memory,
-        gate=_relevance_gate(settings),
+        gate=gate,
         counter=get_counter(settings.token_encoding),
         allowance=int(settings.budget * MEMORY_SHARE),
     )
@@ -193,9 +193,11 @@ MEMORY_SHARE = 0.1
 """Share of a context's budget that the personal-memory hook may fill with recalled memory."""
 
 
-def _relevance_gate(settings: Settings) -> RelevanceGate:
-    """The gate recalled memory must pass (the similarity embedder, loaded on first use)."""
-    return RelevanceGate(get_embedder(settings.embedder))
+def _relevance_gate(settings: Settings, cached: Embedder | None) -> RelevanceGate:
+    """The gate recalled memory must pass: the similarity embedder (loaded on first use), through
+    the service's cache when there is one. Remembered items come back turn after turn, so the
+    cache embeds each once (uncached, one turn's gate cost about 55 ms)."""
+    return RelevanceGate(cached if cached is not None else get_embedder(settings.embedder))
 
 
 def create_app(
@@ -253,14 +255,15 @@ def create_app(
         recaller=recaller,
     )
     registry = ContextRegistry(ContextStore(db, clock=clock), factory, settings, clock=clock)
+    memory_gate = _relevance_gate(settings, similarity)
     personal, personal_hooks, personal_routes = (
-        _personal_parts(db, settings, clock) if hooks is None else (None, [], None)
+        _personal_parts(db, settings, clock, memory_gate) if hooks is None else (None, [], None)
     )
     chat_model = model or model_from_settings(settings)
     consolidator = LLMConsolidator(chat_model) if settings.memory_model_on else None
     owner_memory = (
         OwnerMemory(
-            db, personal=personal, gate=_relevance_gate(settings), consolidator=consolidator
+            db, personal=personal, gate=memory_gate, consolidator=consolidator
         )
         if with_memory
         else None
