@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
-from smartctx.core.tokens import WhitespaceCounter
+from smartctx.core.tokens import WhitespaceCounter, get_counter
 from smartctx.memory import (
     CONTRACT_VERSION,
     build_memory_update,
@@ -170,3 +171,64 @@ def test_the_current_request_wins_over_memory() -> None:
     assert resolve_room(build_planner_input("청정해줘", memory)) == "거실"
     text = render_planner_input(asked)
     assert text.index("안방으로 가서 청정해줘") < text.index("거실")
+
+
+def _reference_fit(context: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+    """The plain rule: count the whole context after every drop."""
+    count = get_counter().count
+    pairs = context["short_term"]["recent_pairs"]
+    dailies = context["mid_term"]["daily_summaries"]
+    items = context["long_term"]["profile_items"]
+    while count(json.dumps(context, ensure_ascii=False)) > max_tokens:
+        if pairs:
+            pairs.pop(0)
+        elif dailies:
+            dailies.pop(0)
+        elif items:
+            items.sort(key=lambda i: -float(i.get("confidence", 1.0)))
+            items.pop()
+        elif context["mid_term"]["weekly_digest"] or context["short_term"]["session_summary"]:
+            context["mid_term"]["weekly_digest"] = ""
+            context["short_term"]["session_summary"] = ""
+        else:
+            break
+    return context
+
+
+def test_fitting_drops_the_same_entries_as_counting_after_every_drop() -> None:
+    rng = random.Random(7)
+    words = ["VPN", "laptop", "거실", "청정", "Berlin", "expense", "ticket", "42", "é", "—"]
+    for trial in range(40):
+        snapshot = {
+            "short_term": {
+                "recent_pairs": [
+                    {
+                        "user": " ".join(rng.choices(words, k=rng.randint(1, 30))),
+                        "assistant": " ".join(rng.choices(words, k=rng.randint(1, 30))),
+                    }
+                    for _ in range(rng.randint(0, 12))
+                ],
+                "session_summary": " ".join(rng.choices(words, k=rng.randint(0, 40))),
+            },
+            "mid_term": {
+                "daily_summaries": [
+                    {"day": f"2026-06-{d:02d}", "summary": " ".join(rng.choices(words, k=20))}
+                    for d in range(1, rng.randint(1, 8))
+                ],
+                "weekly_digest": " ".join(rng.choices(words, k=rng.randint(0, 30))),
+            },
+            "long_term": {
+                "profile_items": [
+                    {"key": f"k{i}", "value": rng.choice(words), "confidence": rng.random()}
+                    for i in range(rng.randint(0, 8))
+                ]
+            },
+        }
+        budget = rng.randint(40, 900)
+        fitted = normalize_memory_context(
+            {"memory_snapshot": snapshot}, max_pairs=12, max_tokens=budget
+        )
+        unfitted = normalize_memory_context(
+            {"memory_snapshot": snapshot}, max_pairs=12, max_tokens=10**9
+        )
+        assert fitted == _reference_fit(unfitted, budget), trial

@@ -10,10 +10,11 @@ dictionary lookup.
 Contract: results are the wrapped embedder's (same rows, same dtype), except for texts whose
 passage vector a caller vouched for with :meth:`CachedEmbedder.remember` (the knowledge base
 shares its chunks' vectors that way, so recall never re-embeds a chunk it already embedded);
-only calls of at most ``max_batch`` texts are cached (64: a turn's relevance gate scores the
-request against some 40 remembered items, the same ones turn after turn; batch ingestion such as
-the knowledge base passes straight through, apart from vouched texts); the cache keeps the last ``size`` vectors per
-kind (passage / query) and the last ``known_size`` vouched ones; thread-safe.
+only calls of at most ``max_batch`` texts are cached (64: a relevance gate scores the request
+against up to 20 remembered pairs and the profile, the same items turn after turn; batch ingestion
+such as the knowledge base passes straight through, apart from vouched texts); the cache keeps the
+last ``size`` vectors per kind (passage / query) and the last ``known_size`` vouched ones;
+thread-safe.
 """
 
 from __future__ import annotations

@@ -132,24 +132,42 @@ def normalize_memory_context(
 
 
 def _fit(context: dict[str, Any], max_tokens: int, counter: TokenCounter | None) -> dict[str, Any]:
-    """Drop the least useful entries until the context fits ``max_tokens``."""
+    """Drop the least useful entries until the context fits ``max_tokens``.
+
+    The whole context is counted once and each dropped entry's tokens are subtracted from that
+    estimate; near the limit the context is counted again. Counted alone, an entry's tokens
+    differ from its share of the whole by the JSON punctuation around it (a token or two), so
+    the exact count is taken once the estimate is within that error: the same entries go as
+    when the whole is counted after every drop, at a few counts instead of one per entry.
+    """
     count = (counter or get_counter()).count
     pairs = context["short_term"]["recent_pairs"]
     dailies = context["mid_term"]["daily_summaries"]
     items = context["long_term"]["profile_items"]
-    while count(json.dumps(context, ensure_ascii=False)) > max_tokens:
+
+    def size(entry: Any) -> int:
+        return count(json.dumps(entry, ensure_ascii=False))
+
+    total = size(context)
+    dropped = 0
+    while total > max_tokens:
         if pairs:
-            pairs.pop(0)
+            total -= size(pairs.pop(0))
         elif dailies:
-            dailies.pop(0)
+            total -= size(dailies.pop(0))
         elif items:
             items.sort(key=lambda i: -float(i.get("confidence", 1.0)))
-            items.pop()
+            total -= size(items.pop())
         elif context["mid_term"]["weekly_digest"] or context["short_term"]["session_summary"]:
             context["mid_term"]["weekly_digest"] = ""
             context["short_term"]["session_summary"] = ""
+            total = size(context)
+            continue
         else:
             break
+        dropped += 1
+        if total <= max_tokens + 2 * dropped + 8:
+            total = size(context)
     return context
 
 

@@ -19,6 +19,7 @@ phone-shaped candidates of bounded length, and at most ``_PHONE_CHECKS`` are val
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Iterable
@@ -176,8 +177,24 @@ def detect(text: str, *, regions: tuple[str, ...] = ("US", "KR")) -> list[Findin
     return merged
 
 
+_CACHED_CHARS = 2000
+"""Texts up to this length keep their redaction in a cache: remembered items are redacted again
+every turn they are read."""
+
+
 def redact(text: str, *, regions: tuple[str, ...] = ("US", "KR")) -> str:
     """``text`` with every finding of :func:`detect` replaced by ``[REDACTED:<kind>]``."""
+    if len(text) <= _CACHED_CHARS:
+        return _redact_cached(text, regions)
+    return _redact(text, regions)
+
+
+@functools.lru_cache(maxsize=4096)
+def _redact_cached(text: str, regions: tuple[str, ...]) -> str:
+    return _redact(text, regions)
+
+
+def _redact(text: str, regions: tuple[str, ...]) -> str:
     out: list[str] = []
     last = 0
     for f in detect(text, regions=regions):

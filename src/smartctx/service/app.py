@@ -262,9 +262,7 @@ def create_app(
     chat_model = model or model_from_settings(settings)
     consolidator = LLMConsolidator(chat_model) if settings.memory_model_on else None
     owner_memory = (
-        OwnerMemory(
-            db, personal=personal, gate=memory_gate, consolidator=consolidator
-        )
+        OwnerMemory(db, personal=personal, gate=memory_gate, consolidator=consolidator)
         if with_memory
         else None
     )
