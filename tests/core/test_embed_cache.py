@@ -33,12 +33,33 @@ def test_vectors_equal_the_inner_ones_and_are_computed_once() -> None:
     assert cached.name == inner.name and cached.dim == inner.dim
 
 
-def test_queries_are_cached_apart_and_big_batches_pass_through() -> None:
+class _Asymmetric(_Counting):
+    symmetric = False
+
+    def embed_queries(self, texts: Sequence[str]) -> Vector:
+        self.calls.append(list(texts))
+        return -HashingEmbedder.embed(self, texts)
+
+
+def test_queries_share_the_passage_vector_only_for_a_symmetric_embedder() -> None:
+    symmetric = _Counting()
+    cached = CachedEmbedder(symmetric)
+    assert cached.symmetric
+    assert np.array_equal(cached.embed_queries(["q"]), cached.embed(["q"]))
+    assert symmetric.calls == [["q"]]  # one vector, searched for and searched
+    cached.remember(["q"], [np.zeros(symmetric.dim, dtype=np.float32)])
+    assert np.array_equal(cached.embed_queries(["q"]), HashingEmbedder().embed(["q"]))
+
+    asymmetric = _Asymmetric()
+    cached = CachedEmbedder(asymmetric)
+    assert not cached.symmetric
+    assert np.array_equal(cached.embed_queries(["q"]), -cached.embed(["q"]))
+    assert asymmetric.calls == [["q"], ["q"]]  # a query vector is not the passage vector
+
+
+def test_big_batches_pass_through() -> None:
     inner = _Counting()
     cached = CachedEmbedder(inner, size=2, max_batch=2)
-    cached.embed_queries(["q"])
-    cached.embed(["q"])
-    assert len(inner.calls) == 2  # the query vector is not the passage vector's cache entry
     cached.embed(["1", "2", "3"])
     cached.embed(["1", "2", "3"])
     assert inner.calls[-2:] == [["1", "2", "3"]] * 2

@@ -23,8 +23,14 @@ class _Threads(HashingEmbedder):
         return super().embed(texts)
 
 
+class _AsymmetricThreads(_Threads):
+    """Like e5: a query vector differs from the passage vector of the same text."""
+
+    symmetric = False
+
+
 def test_user_text_and_reply_are_embedded_off_the_loop_once() -> None:
-    similarity, retrieval = _Threads(), _Threads()
+    similarity, retrieval = _Threads(), _AsymmetricThreads()
     sim, ret = CachedEmbedder(similarity), CachedEmbedder(retrieval)
     pre = TurnPrecompute(sim, ret)
 

@@ -17,6 +17,7 @@ from smartctx.core import InvalidInput, UserError
 
 if TYPE_CHECKING:
     from smartctx.core import Settings
+    from smartctx.core.embeddings import Embedder
 
 ChatMessages = list[dict[str, str]]
 """OpenAI-style chat messages: dicts with ``role`` and ``content``."""
@@ -147,10 +148,12 @@ class FunctionModel:
         return result
 
 
-def model_from_settings(settings: Settings) -> ChatModel:
+def model_from_settings(settings: Settings, *, embedder: Embedder | None = None) -> ChatModel:
     """The configured chat model: OpenAI-compatible when ``llm_base_url`` is set, else offline.
 
-    No I/O happens here; the HTTP client is created on first use.
+    The offline responder ranks sentences with ``embedder`` (the service passes its cached
+    similarity embedder, which already holds the turn's vectors), by default the similarity
+    embedder ``settings.embedder``. No I/O happens here; the HTTP client is created on first use.
     """
     if settings.llm_base_url:
         from smartctx.agents.openai_model import OpenAIChatModel
@@ -165,4 +168,4 @@ def model_from_settings(settings: Settings) -> ChatModel:
     from smartctx.core.embeddings import get_embedder
 
     # the similarity embedder loads lazily, on the first answer that needs it
-    return GroundedResponder.calibrated(get_embedder(settings.embedder))
+    return GroundedResponder.calibrated(embedder or get_embedder(settings.embedder))

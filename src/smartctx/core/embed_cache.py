@@ -13,8 +13,11 @@ shares its chunks' vectors that way, so recall never re-embeds a chunk it alread
 only calls of at most ``max_batch`` texts are cached (64: a relevance gate scores the request
 against up to 20 remembered pairs and the profile, the same items turn after turn; batch ingestion
 such as the knowledge base passes straight through, apart from vouched texts); the cache keeps the
-last ``size`` vectors per kind (passage / query) and the last ``known_size`` vouched ones;
-thread-safe.
+last ``size`` vectors per kind (passage / query; one kind for a ``symmetric`` inner embedder such
+as USE, whose queries and passages are embedded alike) and the last ``known_size`` vouched ones;
+thread-safe: a text that one thread is embedding is not embedded again by another thread
+asking for it meanwhile (that one waits for the vector; the window's deduplication and the recall
+query ask for the user message at the same moment).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 
 import numpy as np
 
@@ -37,6 +41,7 @@ class CachedEmbedder:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
+        self.symmetric = bool(getattr(inner, "symmetric", False))
         self.size = size
         self.max_batch = max_batch
         self.known_size = known_size
@@ -46,6 +51,7 @@ class CachedEmbedder:
             True: OrderedDict(),
         }
         self._known: OrderedDict[str, Vector] = OrderedDict()
+        self._pending: dict[bool, dict[str, Future[Vector]]] = {False: {}, True: {}}
         self.hits = 0
         self.misses = 0
 
@@ -53,6 +59,8 @@ class CachedEmbedder:
         return self._get(texts, False, self.inner.embed)
 
     def embed_queries(self, texts: Sequence[str]) -> Vector:
+        if self.symmetric:  # one vector per text, whether it is searched for or searched
+            return self._get(texts, False, self.inner.embed, vouched=False)
         return self._get(texts, True, lambda t: embed_queries(self.inner, t))
 
     def remember(self, texts: Sequence[str], vectors: Sequence[Vector] | Vector) -> None:
@@ -78,26 +86,48 @@ class CachedEmbedder:
             return self._known.get(text)
 
     def _get(
-        self, texts: Sequence[str], query: bool, compute: Callable[[Sequence[str]], Vector]
+        self,
+        texts: Sequence[str],
+        query: bool,
+        compute: Callable[[Sequence[str]], Vector],
+        *,
+        vouched: bool = True,
     ) -> Vector:
         if not texts:
             return compute(texts)
         small = len(texts) <= self.max_batch
         cache = self._cache[query]
+        pending = self._pending[query]
+        waits: dict[str, Future[Vector]] = {}
+        mine: dict[str, Future[Vector]] = {}
         with self._lock:
-            found = {} if query else {t: self._known[t] for t in texts if t in self._known}
+            use_known = vouched and not query
+            found = {t: self._known[t] for t in texts if t in self._known} if use_known else {}
             if small:
                 for text in texts:
-                    if text not in found and text in cache:
+                    if text in found:
+                        continue
+                    if text in cache:
                         found[text] = cache[text]
                         cache.move_to_end(text)
+                    elif text in pending:
+                        waits[text] = pending[text]  # another thread is embedding it now
+                    elif text not in mine:
+                        mine[text] = pending[text] = Future()
         if not small and not found:
             return compute(texts)  # batch ingestion: exactly the inner call
-        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        missing = [t for t in dict.fromkeys(texts) if t not in found and t not in waits]
         self.hits += len(texts) - len(missing)
         self.misses += len(missing)
         if missing:
-            rows = compute(missing)
+            try:
+                rows = compute(missing)
+            except BaseException as err:
+                with self._lock:
+                    for text, future in mine.items():
+                        pending.pop(text, None)
+                        future.set_exception(err)
+                raise
             with self._lock:
                 for text, row in zip(missing, rows, strict=True):
                     found[text] = row
@@ -105,4 +135,9 @@ class CachedEmbedder:
                         cache[text] = row
                 while len(cache) > self.size:
                     cache.popitem(last=False)
+                for text, future in mine.items():
+                    pending.pop(text, None)
+                    future.set_result(found[text])
+        for text, future in waits.items():
+            found[text] = future.result()
         return np.vstack([found[t] for t in texts]).astype(np.float32, copy=False)

@@ -74,6 +74,9 @@ def normalize_rows(matrix: npt.NDArray[Any]) -> Vector:
 class HashingEmbedder:
     """Feature hashing of words, word bigrams and character trigrams. No model, deterministic."""
 
+    symmetric = True
+    """Queries and passages are embedded alike (``embed_queries`` is ``embed``)."""
+
     def __init__(self, dim: int = 256) -> None:
         self.name = f"hashing-{dim}"
         self.dim = dim
@@ -126,6 +129,8 @@ class USEEmbedder(_Lazy):
 
     name = "use-multilingual-v3"
     dim = 512
+    symmetric = True
+    """Queries and passages are embedded alike (``embed_queries`` is ``embed``)."""
 
     def __init__(self, *, batch_size: int = 64, threads: int = 1) -> None:
         super().__init__()

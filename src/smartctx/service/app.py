@@ -230,7 +230,11 @@ def create_app(
     # Default models are wrapped in caches that a worker pool fills ahead of each turn.
     similarity = CachedEmbedder(get_embedder(settings.embedder)) if embedder is None else None
     retrieval = (
-        CachedEmbedder(get_embedder(settings.retrieval_embedder)) if embedder is None else None
+        None
+        if embedder is not None
+        else similarity  # one cache when both are the same model
+        if settings.retrieval_embedder == settings.embedder
+        else CachedEmbedder(get_embedder(settings.retrieval_embedder))
     )
     if with_memory and settings.recall_ratio > 0:
         if embedder is not None:
@@ -259,7 +263,7 @@ def create_app(
     personal, personal_hooks, personal_routes = (
         _personal_parts(db, settings, clock, memory_gate) if hooks is None else (None, [], None)
     )
-    chat_model = model or model_from_settings(settings)
+    chat_model = model or model_from_settings(settings, embedder=similarity)
     consolidator = LLMConsolidator(chat_model) if settings.memory_model_on else None
     owner_memory = (
         OwnerMemory(db, personal=personal, gate=memory_gate, consolidator=consolidator)
