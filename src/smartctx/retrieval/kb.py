@@ -105,7 +105,7 @@ class DocumentInfo:
 class KnowledgeBase:
     """Documents chunked and searched by hybrid rank fusion (see the module contract).
 
-    ``embedder`` defaults to ``get_embedder(Settings().retrieval_embedder)`` (e5), resolved on
+    ``embedder`` defaults to ``get_embedder(Settings().retrieval_embedder)`` (USE), resolved on
     first use; ``bridge_embedder`` (the cross-lingual sentence bridge) defaults to USE when
     ``embedder`` is left to default too, and to none (no bridge) when an embedder is passed;
     ``db`` is needed only by ``load``/``save``/``forget``; ``owner`` scopes the rows.

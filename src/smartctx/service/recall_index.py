@@ -1,10 +1,10 @@
 """Recall indexing off the event loop: a window recalls what is indexed, a worker indexes the rest.
 
 A served window recalls archived slots with a :class:`~smartctx.retrieval.tiered.TieredRecaller`,
-whose index needs a passage embedding of every archived slot and of its tier keys. With the
-default retrieval embedder (multilingual-e5-small) a 20-word turn costs tens of milliseconds and
-a 400-word knowledge chunk seconds; done inside ``assemble`` it ran on the event loop and stalled
-every other request. Here:
+whose index needs a passage embedding of every archived slot and of its tier keys. With
+multilingual-e5-small (the retrieval embedder before issue 10; USE now) a 20-word turn costs tens
+of milliseconds and a 400-word knowledge chunk seconds; done inside ``assemble`` it ran on the
+event loop and stalled every other request. Here:
 
 - :class:`DeferredRecaller` is the window's recaller. ``rank`` ranks only the candidates already
   indexed (with their current text) and notes the others as pending; it never embeds a passage
