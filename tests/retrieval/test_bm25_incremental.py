@@ -51,3 +51,31 @@ def test_empty_index_and_empty_documents_score_zero() -> None:
     assert index.scores(["vpn"]).shape == (0,)
     index.add([[], []])
     assert index.scores(["vpn"]).tolist() == [0.0, 0.0]
+
+
+def test_replacing_a_document_in_place_scores_as_a_fresh_index() -> None:
+    rng = random.Random(5)
+    docs = [rng.choices(WORDS, k=rng.randint(1, 9)) for _ in range(40)]
+    index = IncrementalBM25()
+    index.add(docs)
+    for _ in range(30):
+        position = rng.randrange(len(docs))
+        docs[position] = rng.choices(WORDS, k=rng.randint(0, 9))
+        index.replace(position, docs[position])
+    assert len(index) == 40
+    for query in (["vpn", "paris"], ["desk", "desk", "badge"], ["printer"]):
+        assert np.allclose(index.scores(query), _bm25s(docs, query), rtol=1e-5, atol=1e-6)
+
+
+def test_hybrid_index_replaces_a_present_id_in_place() -> None:
+    from smartctx.core import HashingEmbedder
+    from smartctx.retrieval.hybrid import HybridIndex
+
+    index = HybridIndex(embedder=HashingEmbedder())
+    index.add(["a", "b", "c"], ["vpn laptop", "hotel paris", "badge desk"])
+    index.add(["b", "d"], ["printer password", "berlin leave"])
+    fresh = HybridIndex(embedder=HashingEmbedder())
+    texts = ["vpn laptop", "printer password", "badge desk", "berlin leave"]
+    fresh.add(["a", "b", "c", "d"], texts)
+    for query in ("printer", "hotel paris", "berlin desk"):
+        assert index.search(query, k=4) == fresh.search(query, k=4)

@@ -5,7 +5,8 @@ turn path (one memory item added, then a search) that cost grew with the owner's
 (half a second at 10,000 items). This index keeps per-term postings, document frequencies and
 document lengths, so:
 
-- ``add`` costs the new documents' tokens; ``remove`` (forgetting, rare) rebuilds the postings;
+- ``add`` costs the new documents' tokens; ``replace`` the postings of one document's terms;
+  ``remove`` (forgetting, rare) rebuilds the postings;
 - ``scores`` costs the postings of the query's terms, never a scan of every document.
 
 Scores equal ``bm25s.BM25(method="lucene")``'s: for each query token (repeats count again)
@@ -52,6 +53,26 @@ class IncrementalBM25:
                 positions, tfs = self._postings.setdefault(term, ([], []))
                 positions.append(position)
                 tfs.append(tf)
+
+    def replace(self, position: int, tokens: list[str]) -> None:
+        """Put ``tokens`` in place of the document at ``position`` (others keep theirs): costs
+        the postings of the old and new document's terms, not a rebuild."""
+        old = self._docs[position]
+        for term in old:
+            positions, tfs = self._postings[term]
+            at = positions.index(position)
+            del positions[at], tfs[at]
+            if not positions:
+                del self._postings[term]
+        counts = Counter(tokens)
+        self._docs[position] = counts
+        self._total += len(tokens) - self._lengths[position]
+        self._lengths[position] = len(tokens)
+        self._length_array = None
+        for term, tf in counts.items():
+            positions, tfs = self._postings.setdefault(term, ([], []))
+            positions.append(position)
+            tfs.append(tf)
 
     def keep(self, positions: Sequence[int]) -> None:
         """Keep only the documents at ``positions`` (ascending), renumbered from 0."""

@@ -156,9 +156,22 @@ class HybridIndex:
         if not ids:
             return
         new_vectors = self._vectors_for(texts, vectors)
-        present = [i for i in ids if i in self._pos]
+        present = [(n, self._pos[i]) for n, i in enumerate(ids) if i in self._pos]
         if present:
-            self.remove(present)
+            # in place: a tier key rewritten every turn must not cost a rebuild of the index
+            for n, position in present:
+                self._replace(position, texts[n], metas[n])
+                if new_vectors is not None and self._vectors is not None:
+                    self._vectors[position] = new_vectors[n]
+            taken = {n for n, _ in present}
+            fresh = [n for n in range(len(ids)) if n not in taken]
+            ids = [ids[n] for n in fresh]
+            texts = [texts[n] for n in fresh]
+            metas = [metas[n] for n in fresh]
+            if new_vectors is not None:
+                new_vectors = new_vectors[fresh]
+            if not ids:
+                return
         self._ids.extend(ids)
         self._texts.extend(texts)
         self._meta.extend(metas)
@@ -186,6 +199,13 @@ class HybridIndex:
         if self.embedder is None:
             return None
         return normalize_rows(self.embedder.embed(texts))
+
+    def _replace(self, position: int, text: str, meta: Any) -> None:
+        self._texts[position] = text
+        self._meta[position] = meta
+        tokens = self.analyzer(text)
+        self._tokens[position] = tokens
+        self._lexical.replace(position, tokens)
 
     def remove(self, ids: Sequence[str]) -> None:
         """Remove documents by id; unknown ids are ignored."""
