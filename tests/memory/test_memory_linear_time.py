@@ -1,8 +1,11 @@
-"""The extractors run in time linear in the text: a 100,000-character message takes well
-under a second however it is shaped (issue 11: 68 s for a legal 32,000-character message).
+"""The extractors run in time linear in the text, however it is shaped (issue 11: 68 s for a
+legal 32,000-character message).
 
-CPU time of this thread is measured, so other processes on a shared machine do not count; the
-inputs are the shapes that made the old patterns re-scan a long run from each of its positions.
+A guard, not a speed target: ten times the text must cost less than 30 times the CPU (linear
+costs about 10 times, the old quadratic patterns 100 times), the best of three runs each, CPU
+time of this thread. A ratio holds on a loaded machine where a fixed bound in seconds did not
+(0.25 s alone, over 1 s beside other jobs). The inputs are the shapes that made the old
+patterns re-scan a long run from each of its positions.
 """
 
 from __future__ import annotations
@@ -36,13 +39,21 @@ SHAPES = {name: (unit * (N // len(unit) + 1))[:N] for name, unit in PATTERNS.ite
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
-def test_extractors_on_100k_characters_take_under_a_second(name: str) -> None:
+def test_extractors_on_100k_characters_cost_linear_time(name: str) -> None:
     text = SHAPES[name]
     assert len(text) == N
-    start = time.thread_time()
-    extract(redact(text))
-    extract(text)
-    assert time.thread_time() - start < 1.0
+
+    def cost(sample: str) -> float:
+        best = float("inf")
+        for _ in range(3):
+            start = time.thread_time()
+            extract(redact(sample))
+            extract(sample)
+            best = min(best, time.thread_time() - start)
+        return best
+
+    small, large = cost(text[: N // 10]), cost(text)
+    assert large < 30 * max(small, 0.002), (small, large)
 
 
 def test_profile_evidence_survives_the_linear_patterns() -> None:

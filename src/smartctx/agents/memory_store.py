@@ -226,7 +226,7 @@ class SqlMemoryStore:
             return int(getattr(result, "rowcount", 0) or 0)
 
     async def count(self, owner: str) -> int:
-        async with self.db.session() as session:
+        async with self.db.read() as session:
             total = await session.scalar(
                 select(func.count())
                 .select_from(AgentMemoryRow)
@@ -235,7 +235,7 @@ class SqlMemoryStore:
             return int(total or 0)
 
     async def state(self, owner: str) -> tuple[int, int]:
-        async with self.db.session() as session:
+        async with self.db.read() as session:
             row = (
                 await session.execute(
                     select(func.count(), func.coalesce(func.max(AgentMemoryRow.seq), 0)).where(

@@ -148,7 +148,7 @@ class PersonalMemory:
         if session_id is not None:
             query = query.where(PairRow.session_id == session_id)
         query = query.order_by(PairRow.seq.desc(), PairRow.created_at.desc()).limit(limit)
-        async with self.db.session() as s:
+        async with self.db.read() as s:
             rows = list(await s.scalars(query))
         return [pair_view(r) for r in reversed(rows)]
 
@@ -157,7 +157,7 @@ class PersonalMemory:
     async def summaries(self, owner: str) -> dict[str, list[dict[str, Any]]]:
         """Session summaries, daily summaries and weekly digests, each oldest first."""
         check_owner(owner)
-        async with self.db.session() as s:
+        async with self.db.read() as s:
             return {
                 "session": await _views(s, SessionSummaryRow, owner, SessionSummaryRow.day),
                 "daily": await _views(s, DailySummaryRow, owner, DailySummaryRow.day),
@@ -175,7 +175,7 @@ class PersonalMemory:
         query = query.order_by(
             ProfileItemRow.confidence.desc(), ProfileItemRow.key, ProfileItemRow.value
         )
-        async with self.db.session() as s:
+        async with self.db.read() as s:
             return [profile_view(r) for r in await s.scalars(query)]
 
     async def accept(
@@ -270,7 +270,7 @@ class PersonalMemory:
     async def sync_state(self, owner: str) -> dict[str, str]:
         """The owner's current cursor and version."""
         check_owner(owner)
-        async with self.db.session() as s:
+        async with self.db.read() as s:
             n = await current_version(s, owner)
         return {"cursor": cursor_str(n), "version": version_str(n)}
 

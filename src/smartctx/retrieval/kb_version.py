@@ -48,7 +48,7 @@ async def drop(session: AsyncSession, owner: str) -> None:
 
 async def current(db: Database, owner: str) -> str:
     """The owner's stored token (``""`` when the owner never wrote)."""
-    async with db.session() as session:
+    async with db.read() as session:
         token = await session.scalar(select(KBVersionRow.token).where(KBVersionRow.owner == owner))
     return token or ""
 

@@ -65,7 +65,7 @@ class DeliveryLog:
 
     async def task_for(self, owner: str, message_id: str) -> str | None:
         """The task a message started, or None."""
-        async with self.db.sessions() as session:
+        async with self.db.read() as session:
             value = await session.scalar(
                 sa.select(DELIVERIES.c.task_id).where(
                     DELIVERIES.c.owner == owner, DELIVERIES.c.message_id == message_id

@@ -13,7 +13,8 @@ stream. With ``cluster`` (the service turns it on for PostgreSQL) they are a2a-s
   :data:`POLL_SECONDS` while it waits) until a terminal, interrupted or message event.
 
 Without ``cluster`` the store is the SDK's plain ``DatabaseTaskStore`` (one write per event, no
-log), which is all one process needs: it resubscribes from its own running task.
+log; :class:`ReadingTaskStore` reads without a write transaction), which is all one process
+needs: it resubscribes from its own running task.
 
 The SDK never creates tables here: all three come from the Alembic revision ``0007_i10cluster``
 (``smartctx.store.migrations``). The SDK's constructors define a new mapped class on the SDK's
@@ -140,9 +141,32 @@ def build_task_stores(db: Database, *, cluster: bool) -> TaskStores:
         store = ClusterTaskStore(db)
         table: Any = store.as_task_store
         return TaskStores(store=store, table=table, events=ClusterEventStream(db))
-    plain = DatabaseTaskStore(db.engine, create_table=False)
+    plain = ReadingTaskStore(db)
     plain.task_model = task_models().task
     return TaskStores(store=plain, table=plain, events=None)
+
+
+class ReadingTaskStore(DatabaseTaskStore):
+    """The SDK's ``DatabaseTaskStore`` whose ``get`` reads through :meth:`Database.read`.
+
+    The SDK reads a task several times a turn; on SQLite each read opened a transaction that
+    takes the write lock (``BEGIN IMMEDIATE``), so reads queued behind every writer. The query
+    and the conversion are the SDK's own (a2a-sdk 1.3's ``DatabaseTaskStore.get``); writes are
+    unchanged.
+    """
+
+    def __init__(self, db: Database) -> None:
+        super().__init__(db.engine, create_table=False)
+        self._db = db
+
+    async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
+        await self._ensure_initialized()
+        owner = self.owner_resolver(context)
+        model = self.task_model
+        query = sa.select(model).where(model.id == task_id, model.owner == owner)
+        async with self._db.read() as session:
+            found = (await session.execute(query)).scalar_one_or_none()
+            return None if found is None else self._from_orm(found)
 
 
 def _tables() -> tuple[sa.Table, sa.Table, sa.Table]:

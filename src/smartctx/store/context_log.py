@@ -281,7 +281,7 @@ class ContextStore:
 
     async def version(self, owner: str, context_id: str) -> int | None:
         """The stored version of a context, or None if it does not exist."""
-        async with self.db.session() as s:
+        async with self.db.read() as s:
             return await _current_version(s, owner, context_id)
 
     async def info(self, owner: str, context_id: str) -> ContextInfo:

@@ -6,9 +6,10 @@ before the commit returns; only a power loss or kernel crash may lose the last t
 Every SQLite transaction begins with ``BEGIN IMMEDIATE``: a transaction that reads and then
 writes would otherwise fail at once with "database is locked" when another connection wrote in
 between; taking the write lock up front makes writers wait, for up to ``BUSY_TIMEOUT_MS``, in
-the order they came. PostgreSQL (``postgresql+asyncpg``) for several replicas. Migrations live in
-``smartctx/store/migrations``, one independent Alembic branch per subsystem (context log,
-personal memory, knowledge base, A2A tasks...), and ``migrate()`` upgrades all heads. On
+the order they came; :meth:`Database.read` opens none, for reads. PostgreSQL
+(``postgresql+asyncpg``) for several replicas. Migrations live in ``smartctx/store/migrations``,
+one independent Alembic branch per subsystem (context log, personal memory, knowledge base, A2A
+tasks...), and ``migrate()`` upgrades all heads. On
 PostgreSQL the upgrade holds a transaction-level advisory lock (:data:`MIGRATION_LOCK`), so
 replicas started at the same moment migrate one after the other: the first creates the schema,
 the others find it current.
@@ -112,11 +113,25 @@ class Database:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             event.listen(self.engine.sync_engine, "begin", _begin_immediate)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        reader = self.engine.execution_options(**{_NO_BEGIN: True}) if self.is_sqlite else None
+        self._reads = async_sessionmaker(reader or self.engine, expire_on_commit=False)
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
         """A session in one transaction: committed on success, rolled back on error."""
         async with self.sessions() as session, session.begin():
+            yield session
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncSession]:
+        """A session for reads that need no snapshot across their statements (never write in it).
+
+        On SQLite no transaction is opened: each SELECT reads the last committed state on its
+        own, and, WAL readers never waiting for a writer, a read neither takes nor waits for the
+        write lock that :meth:`session` takes up front (``BEGIN IMMEDIATE``). Elsewhere it is
+        :meth:`session`.
+        """
+        async with self._reads() as session:
             yield session
 
     async def migrate(self) -> None:
