@@ -147,7 +147,8 @@ def build_task_stores(db: Database, *, cluster: bool) -> TaskStores:
 
 
 class ReadingTaskStore(DatabaseTaskStore):
-    """The SDK's ``DatabaseTaskStore`` whose ``get`` reads through :meth:`Database.read`.
+    """The SDK's ``DatabaseTaskStore`` whose ``get`` reads through :meth:`Database.read` and whose
+    ``save`` waits for this process's write turn (:meth:`Database.writing`).
 
     The SDK reads a task several times a turn; on SQLite each read opened a transaction that
     takes the write lock (``BEGIN IMMEDIATE``), so reads queued behind every writer. The query
@@ -158,6 +159,10 @@ class ReadingTaskStore(DatabaseTaskStore):
     def __init__(self, db: Database) -> None:
         super().__init__(db.engine, create_table=False)
         self._db = db
+
+    async def save(self, task: Task, context: ServerCallContext) -> None:
+        async with self._db.writing():  # SQLite: in turn with this process's other writers
+            await super().save(task, context)
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         await self._ensure_initialized()
