@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from smartctx.agents import NO_INFORMATION, REFUSALS, GroundedResponder
+from smartctx.agents.language import small_talk
 from smartctx.core import HashingEmbedder
 
 SYSTEM = {"role": "system", "content": "You are the helpdesk assistant. Cite your sources."}
@@ -206,3 +207,28 @@ def test_a_follow_up_that_names_nothing_is_answered_in_the_context_of_the_exchan
     out = reply([SYSTEM, VPN, LEAVE, asked, answered, user("and then?")])
     assert "vpn.example.com" in out and out.endswith("[source: kb:vpn.md#1]")
     assert reply([SYSTEM, VPN, LEAVE, user("and then?")]) == NO_INFORMATION
+
+
+@pytest.mark.parametrize(
+    ("message", "reply"),
+    [
+        ("thanks!", "You're welcome!"),
+        ("ok great, thank you so much", "You're welcome!"),
+        ("Danke schön!", "Gern geschehen!"),
+        ("¡Muchas gracias!", "¡De nada!"),
+        ("감사합니다", "천만에요!"),
+        ("hi there", "Hello! How can I help?"),
+        ("bye", "Goodbye!"),
+    ],
+)
+def test_small_talk_gets_a_social_reply_not_the_abstention(message: str, reply: str) -> None:
+    chat = [{"role": "system", "content": "Be helpful."}, {"role": "user", "content": message}]
+    assert GroundedResponder().respond(chat) == reply
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["Thanks! How is the weather today?", "hello world", "Hi, how do I reset my password?"],
+)
+def test_a_message_that_asks_more_than_small_talk_is_answered_or_abstained(message: str) -> None:
+    assert small_talk(message) is None

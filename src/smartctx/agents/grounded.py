@@ -14,7 +14,7 @@ import numpy as np
 from smartctx.agents.answer_scoring import score
 from smartctx.agents.facts import extract_facts
 from smartctx.agents.knowledge import Sentence, current_retrieval, extract_knowledge
-from smartctx.agents.language import LEAD_INS, detect_language
+from smartctx.agents.language import LEAD_INS, detect_language, small_talk
 from smartctx.agents.language import NO_INFORMATION as LANG_NO_INFORMATION
 from smartctx.agents.models import ChatMessages, copy_messages
 from smartctx.agents.relevance import contextual_query
@@ -152,8 +152,11 @@ class GroundedResponder:
         rules = forbidden_phrases(system_texts)
         known = quoted_phrases(m["content"] for m in chat)
         request = requested_phrase(query, known=[*rules, *known])
+        social = small_talk(query) if request is None else None
         if request is not None:
             reply = request
+        elif social is not None:
+            reply = social
         else:
             facts = [] if is_question(query) else extract_facts(query)
             if facts:

@@ -10,6 +10,7 @@ that language and quotes the evidence as written.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ko", re.compile(r"[\uac00-\ud7a3]")),
@@ -185,3 +186,123 @@ def detect_language(text: str) -> str:
         if count > hits:
             best, hits = code, count
     return best
+
+
+# Small talk: a message made only of these words (and punctuation) gets a social reply, not the
+# abstention. Each core word names its kind and language; the fillers may surround any of them.
+_SMALL_TALK_CORE: dict[str, tuple[str, str]] = {
+    **{w: ("thanks", "en") for w in ("thanks", "thank", "thx", "ty", "cheers")},
+    **{w: ("thanks", "de") for w in ("danke", "dankeschön", "dank")},
+    **{w: ("thanks", "es") for w in ("gracias",)},
+    **{w: ("thanks", "fr") for w in ("merci",)},
+    **{w: ("thanks", "ko") for w in ("감사합니다", "고맙습니다", "고마워요", "감사해요")},
+    **{w: ("thanks", "hi") for w in ("धन्यवाद", "शुक्रिया")},
+    **{w: ("thanks", "ja") for w in ("ありがとう", "ありがとうございます")},
+    **{w: ("thanks", "zh") for w in ("谢谢",)},
+    **{w: ("hello", "en") for w in ("hello", "hi", "hey", "morning", "evening", "afternoon")},
+    **{w: ("hello", "de") for w in ("hallo", "moin", "servus")},
+    **{w: ("hello", "es") for w in ("hola",)},
+    **{w: ("hello", "fr") for w in ("bonjour", "salut")},
+    **{w: ("hello", "ko") for w in ("안녕하세요", "안녕")},
+    **{w: ("hello", "hi") for w in ("नमस्ते",)},
+    **{w: ("hello", "ja") for w in ("こんにちは",)},
+    **{w: ("hello", "zh") for w in ("你好",)},
+    **{w: ("bye", "en") for w in ("bye", "goodbye")},
+    **{w: ("bye", "de") for w in ("tschüss", "tschüs", "wiedersehen")},
+    **{w: ("bye", "es") for w in ("adiós", "adios", "chao")},
+    **{w: ("bye", "fr") for w in ("revoir",)},
+}
+_SMALL_TALK_FILLERS = frozenset(
+    [
+        "you",
+        "so",
+        "much",
+        "very",
+        "many",
+        "a",
+        "lot",
+        "ok",
+        "okay",
+        "great",
+        "cool",
+        "perfect",
+        "awesome",
+        "nice",
+        "good",
+        "that",
+        "helps",
+        "helped",
+        "again",
+        "all",
+        "for",
+        "the",
+        "help",
+        "there",
+        "everyone",
+        "sehr",
+        "vielen",
+        "schön",
+        "guten",
+        "tag",
+        "auf",
+        "muchas",
+        "buenos",
+        "días",
+        "beaucoup",
+        "au",
+        "bien",
+        "see",
+        "later",
+    ]
+)
+SMALL_TALK_REPLIES: dict[str, dict[str, str]] = {
+    "thanks": {
+        "en": "You're welcome!",
+        "de": "Gern geschehen!",
+        "es": "¡De nada!",
+        "fr": "Avec plaisir !",
+        "ko": "천만에요!",
+        "hi": "आपका स्वागत है!",
+        "ja": "どういたしまして！",
+        "zh": "不客气！",
+    },
+    "hello": {
+        "en": "Hello! How can I help?",
+        "de": "Hallo! Wie kann ich helfen?",
+        "es": "¡Hola! ¿En qué puedo ayudar?",
+        "fr": "Bonjour ! Comment puis-je vous aider ?",
+        "ko": "안녕하세요! 무엇을 도와드릴까요?",
+        "hi": "नमस्ते! मैं कैसे मदद कर सकता हूँ?",
+        "ja": "こんにちは！何をお手伝いしましょうか？",
+        "zh": "你好！需要什么帮助？",
+    },
+    "bye": {
+        "en": "Goodbye!",
+        "de": "Auf Wiedersehen!",
+        "es": "¡Adiós!",
+        "fr": "Au revoir !",
+        "ko": "안녕히 가세요!",
+        "hi": "फिर मिलेंगे!",
+        "ja": "さようなら！",
+        "zh": "再见！",
+    },
+}
+"""The social replies to thanks, a greeting and a goodbye, by language."""
+
+
+def small_talk(text: str) -> str | None:
+    """The social reply to ``text`` when it is only thanks, a greeting or a goodbye ("Thanks a
+    lot!", "hi there", "danke schön", "감사합니다"), else None. A message that asks or says
+    anything else (a question word, any other word) is not small talk."""
+    words = [
+        "".join(c for c in token if not unicodedata.category(c).startswith(("P", "S")))
+        for token in text.casefold().split()
+    ]
+    words = [w for w in words if w]
+    if not words or len(words) > 8:
+        return None
+    core = [_SMALL_TALK_CORE[w] for w in words if w in _SMALL_TALK_CORE]
+    if not core or any(w not in _SMALL_TALK_CORE and w not in _SMALL_TALK_FILLERS for w in words):
+        return None
+    kind, lang = core[0]
+    return SMALL_TALK_REPLIES[kind][lang]
