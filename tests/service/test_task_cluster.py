@@ -230,3 +230,23 @@ async def test_a_forgotten_secret_leaves_no_task_event_behind(
         assert answer.json()["copies"]["a2a_task_events"]["a2a_task_events"] >= 1
     finally:
         await handle.stop()
+
+
+async def test_the_plain_store_saves_reads_and_overwrites_a_task_per_owner(db: Database) -> None:
+    from google.protobuf.struct_pb2 import Struct
+
+    from smartctx.service.task_cluster import build_task_stores
+
+    store = build_task_stores(db, cluster=False).store
+    task = _task("p1", TaskState.TASK_STATE_SUBMITTED)
+    await store.save(task, _as("ann"))
+    task.status.state = TaskState.TASK_STATE_COMPLETED
+    meta = Struct()
+    meta.update({"note": "done"})
+    task.metadata.CopyFrom(meta)
+    await store.save(task, _as("ann"))  # the same row, overwritten
+    stored = await store.get("p1", _as("ann"))
+    assert stored is not None and stored.status.state == TaskState.TASK_STATE_COMPLETED
+    assert dict(stored.metadata) == {"note": "done"}
+    assert await store.get("p1", _as("bob")) is None
+    assert await _count(db, "a2a_tasks", id="p1") == 1

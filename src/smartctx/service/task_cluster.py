@@ -57,6 +57,7 @@ from a2a.server.models import (
 )
 from a2a.server.tasks import DatabaseTaskStore
 from a2a.types.a2a_pb2 import Message, Part, Role, Task, TaskState, TaskStatusUpdateEvent
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import DeclarativeBase
 
 from smartctx.memory.forget import ForgottenItem
@@ -148,7 +149,7 @@ def build_task_stores(db: Database, *, cluster: bool) -> TaskStores:
 
 class ReadingTaskStore(DatabaseTaskStore):
     """The SDK's ``DatabaseTaskStore`` whose ``get`` reads through :meth:`Database.read` and whose
-    ``save`` waits for this process's write turn (:meth:`Database.writing`).
+    ``save`` is one upsert of the SDK's own row in a :meth:`Database.session` (on SQLite).
 
     The SDK reads a task several times a turn; on SQLite each read opened a transaction that
     takes the write lock (``BEGIN IMMEDIATE``), so reads queued behind every writer. The query
@@ -161,8 +162,27 @@ class ReadingTaskStore(DatabaseTaskStore):
         self._db = db
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
-        async with self._db.writing():  # SQLite: in turn with this process's other writers
+        if not self._db.is_sqlite:
             await super().save(task, context)
+            return
+        # The SDK merges (a SELECT, then an INSERT or UPDATE, through the ORM); one upsert of
+        # the same row does it in one statement. Three saves a turn.
+        await self._ensure_initialized()
+        row = self._to_orm(task, self.owner_resolver(context))
+        table: sa.Table = self.task_model.__table__  # type: ignore[assignment]
+        values = {
+            a.columns[0].name: getattr(row, a.key) for a in sa.inspect(self.task_model).column_attrs
+        }
+        statement = (
+            sqlite_insert(table)
+            .values(**values)
+            .on_conflict_do_update(
+                index_elements=[table.c.id],
+                set_={k: v for k, v in values.items() if k != "id"},
+            )
+        )
+        async with self._db.session() as session:
+            await session.execute(statement)
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         await self._ensure_initialized()
