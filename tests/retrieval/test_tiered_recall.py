@@ -217,3 +217,58 @@ def test_offline_fact_keys_of_a_growing_session_equal_those_over_the_whole_sessi
     whole = {k.id: k.text for k in OfflineExtractor().facts(turns)}
     grown = {k.id: k.text for k in recaller._key.values() if k.kind == "fact"}
     assert grown == whole
+
+
+def test_dense_feedback_brings_a_turn_like_the_first_hits() -> None:
+    slots = conversation(
+        {
+            1: ("Ana", "I baked a lemon cake with poppy seeds yesterday"),
+            7: ("Ben", "lemon poppy seeds cake recipe from grandma"),
+        }
+    )
+    question = "What was baked?"
+    embedder = HashingEmbedder()
+    plain = TieredRecaller(embedder=embedder, weights=OFF, context_weight=0.0)
+    moved = TieredRecaller(
+        embedder=embedder,
+        weights=replace(OFF, rocchio=2.0, rocchio_beta=2.0, rocchio_depth=1),
+        context_weight=0.0,
+    )
+    before = top(plain, question, slots, 12)
+    after = top(moved, question, slots, 12)
+    assert before[0] == after[0] == "s1:01"
+    assert after.index("s1:07") < before.index("s1:07")
+    # Without vectors (BM25 only) there is nothing to move: the ranking is the plain one.
+    lexical = TieredRecaller(weights=replace(OFF, rocchio=2.0), context_weight=0.0)
+    assert top(lexical, question, slots, 12) == top(
+        TieredRecaller(weights=OFF, context_weight=0.0), question, slots, 12
+    )
+
+
+def test_an_ensemble_embedder_adds_its_own_dense_ranking() -> None:
+    class Seen(HashingEmbedder):
+        def __init__(self) -> None:
+            super().__init__(dim=64)
+            self.texts: list[str] = []
+
+        def embed(self, texts: Any) -> Any:
+            self.texts += list(texts)
+            return super().embed(texts)
+
+    slots = conversation({5: ("Ben", "My sister plays the violin in an orchestra")})
+    second = Seen()
+    recaller = TieredRecaller(
+        embedder=None, weights=replace(OFF, ensemble=1.0), ensemble=second, context_weight=0.0
+    )
+    found = top(recaller, "Who plays violin?", slots, 1)
+    assert found == ["s1:05"]
+    parts = recaller.parts("Who plays violin?", slots)
+    assert parts["ensemble"].max() == pytest.approx(1 / 21) and (parts["ensemble"] > 0).all()
+    assert "Ben: My sister plays the violin in an orchestra" in second.texts
+    recaller.forget(["s1:05"])
+    assert "s1:05" not in recaller.ensemble.ids  # type: ignore[union-attr]
+    # Weight 0 (the default) leaves the fusion as it was.
+    off = TieredRecaller(embedder=None, weights=OFF, ensemble=Seen(), context_weight=0.0)
+    assert top(off, "orchestra", slots, 3) == top(
+        TieredRecaller(weights=OFF, context_weight=0.0), "orchestra", slots, 3
+    )
