@@ -106,7 +106,6 @@ def cross_validate(
     context_weight: float = 0.5,
     settings: list[TierWeights] | None = None,
     progress: Progress | None = None,
-    ensemble: Embedder | None = None,
 ) -> CvResult:
     """Leave-one-conversation-out cross-validation over ``settings`` (default :func:`grid`)."""
     tick = progress or (lambda _phase, _n: None)
@@ -116,15 +115,10 @@ def cross_validate(
     cats: list[list[int]] = []
     for conv in data.conversations:
         slots = conversation_slots(conv)
-        recaller = TieredRecaller(
-            embedder=embedder, rrf_k=rrf_k, context_weight=context_weight, ensemble=ensemble
-        )
+        recaller = TieredRecaller(embedder=embedder, rrf_k=rrf_k, context_weight=context_weight)
         recaller.prepare(slots)
-        asked = [q.text for q in conv.questions]
-        recaller.turns.index.prepare_queries(asked)
-        recaller.keys.prepare_queries(asked)
-        if recaller.ensemble is not None:
-            recaller.ensemble.prepare_queries(asked)
+        recaller.turns.index.prepare_queries([q.text for q in conv.questions])
+        recaller.keys.prepare_queries([q.text for q in conv.questions])
         tick(f"{conv.sample_id}: indexed for cross-validation", 0)
         recall = np.zeros((len(tried), len(conv.questions), len(ks)))
         for qi, question in enumerate(conv.questions):

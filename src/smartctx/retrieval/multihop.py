@@ -74,42 +74,10 @@ def second_query(query: str, terms: Sequence[str]) -> str:
     return f"{query} {' '.join(terms)}" if terms else query
 
 
-def rocchio_scores(
-    recaller: TieredRecaller, query: str, candidates: Sequence[Slot], first: Scores
-) -> Scores:
-    """Dense pseudo-relevance feedback: ``1 / (rrf_k + rank)`` of each candidate by the cosine of
-    its turn key to ``normalize(q + rocchio_beta * mean of the best rocchio_depth turn vectors)``
-    (ranked by ``first``), 0 for all when the index has no vectors. No model call: the query
-    vector is the first pass's, the turn vectors are stored."""
-    w = recaller.weights
-    out = np.zeros(len(candidates))
-    index = recaller.turns.index
-    query_vec = index.query_vector(query)
-    if query_vec is None or w.rocchio_depth <= 0 or not len(candidates):
-        return out
-    rows = index.rows([s.id for s in candidates])
-    vectors = index.vectors_view()
-    if vectors is None or (rows < 0).any():
-        return out
-    best = np.lexsort((np.arange(len(first)), -first))[: w.rocchio_depth]
-    best = best[first[best] > 0]
-    if not len(best):
-        return out
-    moved = query_vec.reshape(-1) + w.rocchio_beta * vectors[rows[best]].mean(axis=0)
-    moved /= max(float(np.linalg.norm(moved)), 1e-12)
-    sims = vectors[rows] @ moved
-    order = np.lexsort((np.arange(len(sims)), -sims))
-    out[order] = 1.0 / (recaller.rrf_k + np.arange(1, len(order) + 1))
-    return out
-
-
 def hop_scores(recaller: TieredRecaller, query: str, candidates: Sequence[Slot]) -> Scores:
-    """``first + hop * second + rocchio * dense feedback`` over ``candidates`` (see the module
-    doc)."""
+    """``first + hop * second`` over ``candidates`` (see the module doc)."""
     first = recaller.first_pass(query, candidates)
     w = recaller.weights
-    if w.rocchio > 0:
-        first = first + w.rocchio * rocchio_scores(recaller, query, candidates, first)
     if w.hop <= 0 or w.hop_depth <= 0 or (w.hop_terms <= 0 and w.hop_feedback <= 0):
         return first
     best = np.lexsort((np.arange(len(first)), -first))[: w.hop_depth]

@@ -43,7 +43,6 @@ from smartctx.core.slots import Slot
 from smartctx.retrieval.analysis import analyze
 from smartctx.retrieval.dates import asked, overlap
 from smartctx.retrieval.hybrid import HybridIndex
-from smartctx.retrieval.keys import slot_key
 from smartctx.retrieval.keys_tiers import (
     Entities,
     KeyExtractor,
@@ -90,10 +89,6 @@ class TierWeights:
     hop_feedback: int = 3
     neighbour: float = 0.2
     neighbour2: float = 0.35
-    ensemble: float = 0.0
-    rocchio: float = 0.0
-    rocchio_beta: float = 1.0
-    rocchio_depth: int = 5
 
     def __post_init__(self) -> None:
         values = (
@@ -105,11 +100,8 @@ class TierWeights:
             self.speaker,
             self.neighbour,
             self.neighbour2,
-            self.ensemble,
-            self.rocchio,
-            self.rocchio_beta,
         )
-        counts = (self.hop_depth, self.hop_terms, self.hop_feedback, self.rocchio_depth)
+        counts = (self.hop_depth, self.hop_terms, self.hop_feedback)
         if min(values) < 0 or min(counts) < 0:
             raise InvalidInput(f"tier weights must be >= 0, got {self!r}")
 
@@ -146,7 +138,6 @@ class TieredRecaller:
         turn_weights: tuple[float, float] = (1.0, 1.0),
         context_weight: float = 0.5,
         lean: bool = False,
-        ensemble: RetrievalEmbedder | Embedder | None = None,
     ) -> None:
         self.weights = weights or TierWeights()
         self.extractor: KeyExtractor = extractor or OfflineExtractor()
@@ -157,9 +148,6 @@ class TieredRecaller:
         self.keys = HybridIndex(
             embedder=None if lean else embedder, rrf_k=rrf_k, weights=turn_weights
         )
-        # A second embedder's vectors of the turn keys: one more dense ranking, fused at
-        # ``weights.ensemble`` (only built when an ensemble embedder is given).
-        self.ensemble = None if ensemble is None else HybridIndex(embedder=ensemble, rrf_k=rrf_k)
         self._key: dict[str, TierKey] = {}
         self._slots: dict[str, Slot] = {}
         self._sessions: dict[str, list[str]] = defaultdict(list)
@@ -191,8 +179,6 @@ class TieredRecaller:
             return
         self._parts.clear()
         self.turns.prepare(fresh)
-        if self.ensemble is not None:
-            self.ensemble.add([s.id for s in fresh], [slot_key(s) for s in fresh])
         touched: list[str] = []
         for slot in fresh:
             group = session_of(slot)
@@ -262,8 +248,6 @@ class TieredRecaller:
             return
         self._parts.clear()
         self.turns.forget(gone)
-        if self.ensemble is not None:
-            self.ensemble.remove(list(gone))
         self._entities.forget(gone)
         for slot_id in gone:
             slot = self._slots.pop(slot_id)
@@ -323,25 +307,7 @@ class TieredRecaller:
                     if i is not None and share > out[kind][i]:
                         out[kind][i] = share
         out["date"] = self._dates(query, candidates, pos)
-        out["ensemble"] = self._ensemble(query, candidates)
         out["named"] = named_speakers(query, candidates)
-        return out
-
-    def _ensemble(self, query: str, candidates: Sequence[Slot]) -> Scores:
-        """``1 / (rrf_k + rank)`` of each candidate by the ensemble embedder's cosine (0 without
-        one)."""
-        out = np.zeros(len(candidates))
-        index = self.ensemble
-        if index is None or not len(index):
-            return out
-        rows = index.rows([s.id for s in candidates])
-        sims = index.vector_scores(query)
-        if sims is None:
-            return out
-        known = np.flatnonzero(rows >= 0)
-        values = np.asarray(sims, dtype=np.float64)[rows[known]]
-        order = np.lexsort((known, -values))
-        out[known[order]] = 1.0 / (self.rrf_k + np.arange(1, len(order) + 1))
         return out
 
     def _dates(self, query: str, candidates: Sequence[Slot], pos: dict[str, int]) -> Scores:
@@ -379,7 +345,6 @@ class TieredRecaller:
             + w.session * parts["session"]
             + w.entity * parts["entity"]
             + w.date * parts["date"]
-            + w.ensemble * parts["ensemble"]
         )
         return fused * (1.0 + w.speaker * parts["named"])
 
