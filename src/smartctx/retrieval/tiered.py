@@ -53,7 +53,7 @@ from smartctx.retrieval.keys_tiers import (
     speaker_of,
 )
 from smartctx.retrieval.recall import HybridRecaller, best
-from smartctx.retrieval.rerank import spread
+from smartctx.retrieval.rerank import DIVERSITY_POOL, diversify, spread
 
 Scores = npt.NDArray[np.float64]
 KEY_DEPTH = 256
@@ -89,6 +89,7 @@ class TierWeights:
     hop_feedback: int = 3
     neighbour: float = 0.2
     neighbour2: float = 0.35
+    diversity: float = 1.5
 
     def __post_init__(self) -> None:
         values = (
@@ -100,6 +101,7 @@ class TierWeights:
             self.speaker,
             self.neighbour,
             self.neighbour2,
+            self.diversity,
         )
         counts = (self.hop_depth, self.hop_terms, self.hop_feedback)
         if min(values) < 0 or min(counts) < 0:
@@ -373,5 +375,26 @@ class TieredRecaller:
         return out
 
     def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
-        """The at most ``k`` candidates most relevant to ``query``, best first (``Recaller``)."""
-        return best(self.scores(query, candidates) if k > 0 else {}, candidates, k)
+        """The at most ``k`` candidates most relevant to ``query``, best first (``Recaller``):
+        :meth:`order` of :meth:`scores`."""
+        return self.order(self.scores(query, candidates) if k > 0 else {}, candidates, k)
+
+    def order(
+        self, scored: dict[str, float], candidates: Sequence[Slot], k: int
+    ) -> list[tuple[Slot, float]]:
+        """The at most ``k`` best of ``scored`` (by slot id, from :meth:`scores`), the first
+        :data:`~smartctx.retrieval.rerank.DIVERSITY_POOL` re-ordered for diversity at
+        ``weights.diversity`` (:func:`~smartctx.retrieval.rerank.diversify`) when the turns have
+        vectors; each keeps its score, so scores need not fall along the list."""
+        ranked = best(scored, candidates, max(k, DIVERSITY_POOL))
+        index = self.turns.index
+        vectors = index.vectors_view()
+        if self.weights.diversity <= 0 or vectors is None or len(ranked) < 3:
+            return ranked[: max(0, k)]
+        pool = ranked[:DIVERSITY_POOL]
+        rows = index.rows([slot.id for slot, _ in pool])
+        if (rows < 0).any():
+            return ranked[: max(0, k)]
+        values = np.array([score for _, score in pool])
+        moved = [pool[i] for i in diversify(values, vectors[rows], self.weights.diversity)]
+        return (moved + ranked[DIVERSITY_POOL:])[: max(0, k)]
