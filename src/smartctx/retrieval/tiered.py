@@ -396,5 +396,6 @@ class TieredRecaller:
         if (rows < 0).any():
             return ranked[: max(0, k)]
         values = np.array([score for _, score in pool])
-        moved = [pool[i] for i in diversify(values, vectors[rows], self.weights.diversity)]
+        chosen = diversify(values, vectors[rows], self.weights.diversity, limit=k)
+        moved = [pool[i] for i in chosen]
         return (moved + ranked[DIVERSITY_POOL:])[: max(0, k)]
