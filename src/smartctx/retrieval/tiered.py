@@ -14,7 +14,8 @@ and the service use it like :class:`~smartctx.retrieval.recall.HybridRecaller`).
   ``weights.date``. See :mod:`smartctx.retrieval.multihop` for the second hop; last, each turn
   gains a share of its neighbours' fused scores (:mod:`smartctx.retrieval.rerank`), the
   neighbours read from the candidates' order (give them in conversation order, as the window
-  does) within their session;
+  does) within their session; :meth:`TieredRecaller.order` then re-orders the best turns for
+  diversity (``weights.diversity``, :func:`~smartctx.retrieval.rerank.diversify`);
 - the weights are global (:class:`TierWeights`), never chosen per query;
 - indexing is incremental: new slots add their fact keys, refresh the summary key of their
   session and the entity keys they mention (re-embedded only when the key text changes); the
@@ -66,17 +67,19 @@ PARTS_CACHE = 1024
 
 @dataclass(frozen=True)
 class TierWeights:
-    """Fusion weights of the key kinds, the date bonus, the second hop and the neighbour
-    spreading (0 turns one off).
+    """Fusion weights of the key kinds, the date bonus, the second hop, the neighbour
+    spreading and the diversity of the top (0 turns one off).
 
     ``hop_depth`` first hits name the entities of the second query, at most ``hop_terms`` of
     them, and give it ``hop_feedback`` rare words (:mod:`smartctx.retrieval.multihop`);
     ``neighbour`` and ``neighbour2`` spread a turn's fused score to the turns one and two places
-    away in its session (:mod:`smartctx.retrieval.rerank`). Defaults: the setting that
+    away in its session, and ``diversity`` re-orders the best turns by maximal marginal
+    relevance (:mod:`smartctx.retrieval.rerank`). Defaults: the setting that
     leave-one-conversation-out cross-validation over a fixed grid
-    (:data:`smartctx.bench.locomo_cv.GRID`) picks on all of LoCoMo's development split with
-    the default embedder (``smartctx bench locomo --cv``); see ``docs/benchmarks.md`` for the
-    cross-validated figures beside the in-sample ones."""
+    (:data:`smartctx.bench.locomo_cv.GRID`) picked on all of LoCoMo's development split with
+    the default embedder before ``diversity`` joined it (``diversity`` 1.5: every fold's
+    choice since); see ``docs/benchmarks.md`` for the cross-validated figures beside the
+    in-sample ones and the in-sample best of the current grid."""
 
     fact: float = 1.0
     session: float = 0.3
