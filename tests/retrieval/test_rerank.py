@@ -1,10 +1,10 @@
-"""Spreading scores to neighbouring turns (smartctx.retrieval.rerank)."""
+"""Re-ranking after fusion (smartctx.retrieval.rerank): spreading to neighbours, diversity."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from smartctx.retrieval.rerank import neighbours, spread
+from smartctx.retrieval.rerank import diversify, neighbours, spread
 
 
 def test_neighbours_stay_within_a_session() -> None:
@@ -34,3 +34,23 @@ def test_the_best_neighbour_counts_and_spreading_reads_the_scores_before_it() ->
     scores = np.array([0.4, 0.0, 1.0])
     out = spread(scores, ["a"] * 3, [0.5])
     assert out.tolist() == [0.4, 0.5, 1.0]
+
+
+def test_diversity_takes_a_different_turn_before_a_near_copy_of_one_taken() -> None:
+    vectors = np.array([[1.0, 0.0], [0.995, 0.0998], [0.0, 1.0], [0.6, 0.8]], dtype=np.float32)
+    scores = np.array([1.0, 0.95, 0.9, 0.5])
+    # relevance - 1.5 x closest cosine: the copy (0.95 - 1.49) loses to the other turn (0.9 - 0)
+    assert diversify(scores, vectors, 1.5).tolist() == [0, 2, 1, 3]
+    assert diversify(scores, vectors, 0.0).tolist() == [0, 1, 2, 3]
+    assert diversify(scores[:2], vectors[:2], 1.5).tolist() == [0, 1]
+    # equal values: the earlier turn first
+    same = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]], dtype=np.float32)
+    assert diversify(np.array([1.0, 0.5, 0.5]), same, 1.0).tolist() == [0, 1, 2]
+    assert scores.tolist() == [1.0, 0.95, 0.9, 0.5]  # the input is not changed
+
+
+def test_diversity_chooses_only_the_places_asked_for() -> None:
+    vectors = np.array([[1.0, 0.0], [0.995, 0.0998], [0.0, 1.0], [0.6, 0.8]], dtype=np.float32)
+    scores = np.array([1.0, 0.95, 0.9, 0.5])
+    assert diversify(scores, vectors, 1.5, limit=2).tolist() == [0, 2, 1, 3]
+    assert diversify(scores, vectors, 1.5, limit=1).tolist() == [0, 1, 2, 3]

@@ -217,3 +217,31 @@ def test_offline_fact_keys_of_a_growing_session_equal_those_over_the_whole_sessi
     whole = {k.id: k.text for k in OfflineExtractor().facts(turns)}
     grown = {k.id: k.text for k in recaller._key.values() if k.kind == "fact"}
     assert grown == whole
+
+
+def test_diversity_brings_the_second_evidence_turn_above_a_repeat_of_the_first() -> None:
+    slots = conversation(
+        {
+            1: ("Ana", "I read the book Dune by Frank Herbert last week"),
+            2: ("Ana", "I read the book Dune by Frank Herbert again this week"),
+            8: ("Ana", "My favourite novel is Emma, I read it every summer"),
+        }
+    )
+    question = "Which books has Ana read?"
+    embedder = HashingEmbedder()
+    plain = TieredRecaller(embedder=embedder, weights=replace(OFF, diversity=0.0))
+    varied = TieredRecaller(embedder=embedder, weights=replace(OFF, diversity=1.5))
+    before = top(plain, question, slots, 12)
+    after = top(varied, question, slots, 12)
+    assert before[:2] == ["s1:01", "s1:02"]
+    assert after[0] == "s1:01"
+    assert after.index("s1:08") < after.index("s1:02")
+    assert sorted(after) == sorted(before)
+    # the service's path (scores computed ahead, then ordered) gives the same list
+    scored = varied.scores(question, slots)
+    assert [s.id for s, _ in varied.order(scored, slots, 12)] == after
+    # without vectors the order is the score order
+    lexical = TieredRecaller(weights=replace(OFF, diversity=1.5))
+    assert top(lexical, question, slots, 12) == top(
+        TieredRecaller(weights=replace(OFF, diversity=0.0)), question, slots, 12
+    )

@@ -140,6 +140,7 @@ class LocomoResult:
                         "neighbour",
                         "neighbour2",
                         "hop_feedback",
+                        "diversity",
                     )
                 },
             },

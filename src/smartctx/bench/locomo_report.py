@@ -54,16 +54,19 @@ def markdown(result: LocomoResult, command: str, *, image: str = "bench-locomo.p
         "hits and the rarest words of the first three (pseudo-relevance feedback) and adds its "
         "scores; last, each turn gains a share of the best fused score of the turns one place "
         "(neighbour) and two places (neighbour2) before and after it in its session: an answer "
-        "sits beside its question, a story runs over a speaker's consecutive turns. "
+        "sits beside its question, a story runs over a speaker's consecutive turns; the best "
+        "100 are then re-ordered for diversity (maximal marginal relevance: each place goes to "
+        "the turn with the highest score / best score - diversity x its highest cosine to a "
+        "turn already placed), since a question with several evidence turns needs them all. "
         "Only the question text reaches retrieval; evidence and "
         "answers score alone. Every weight is global (no per-question or per-category switch): "
         f"RRF k = {cfg.rrf_k}, turn weights (BM25, vectors) = {cfg.weights}, context weight = "
         f"{cfg.context_weight}, tier weights {_tiers(cfg)}, recall share of the window = "
-        f"{cfg.recall_ratio}, recall cap k = {cfg.recall_k}. The default tier weights are the "
-        "setting that the grid of the cross-validation below picks on the whole development "
-        "split with the default embedder (the in-sample best, which flatters it); the "
-        "cross-validated figures re-run that selection leaving each conversation out and are "
-        "the honest estimate of the method.",
+        f"{cfg.recall_ratio}, recall cap k = {cfg.recall_k}. The default tier weights are fixed "
+        "in the code (`TierWeights`); the setting the grid of the cross-validation below picks "
+        "on the whole development split (the in-sample best, which flatters it) is listed under "
+        "it; the cross-validated figures re-run that selection leaving each conversation out "
+        "and are the honest estimate of the method.",
         "",
         "The smartctx window is the product's own code path: a `ContextWindow` of the whole "
         "budget with the default funnel (drop tool logs, summarize with roll-up into one "
@@ -124,6 +127,7 @@ TIER_NAMES = (
     "neighbour",
     "neighbour2",
     "hop_feedback",
+    "diversity",
 )
 
 

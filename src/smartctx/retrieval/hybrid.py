@@ -126,6 +126,14 @@ class HybridIndex:
             return np.zeros((len(self._ids), 0), dtype=np.float32)
         return self._vectors.copy()
 
+    def rows(self, ids: Sequence[str]) -> npt.NDArray[np.intp]:
+        """The storage row of each id (-1 for an id not in the index)."""
+        return np.array([self._pos.get(i, -1) for i in ids], dtype=np.intp)
+
+    def vectors_view(self) -> Vector | None:
+        """The passage vectors themselves (not a copy: do not change them); None if none."""
+        return self._vectors
+
     def get(self, doc_id: str) -> Hit:
         """The stored document ``doc_id`` as a hit of score 0; ``KeyError`` if absent."""
         pos = self._pos[doc_id]

@@ -14,7 +14,8 @@ and the service use it like :class:`~smartctx.retrieval.recall.HybridRecaller`).
   ``weights.date``. See :mod:`smartctx.retrieval.multihop` for the second hop; last, each turn
   gains a share of its neighbours' fused scores (:mod:`smartctx.retrieval.rerank`), the
   neighbours read from the candidates' order (give them in conversation order, as the window
-  does) within their session;
+  does) within their session; :meth:`TieredRecaller.order` then re-orders the best turns for
+  diversity (``weights.diversity``, :func:`~smartctx.retrieval.rerank.diversify`);
 - the weights are global (:class:`TierWeights`), never chosen per query;
 - indexing is incremental: new slots add their fact keys, refresh the summary key of their
   session and the entity keys they mention (re-embedded only when the key text changes); the
@@ -53,7 +54,7 @@ from smartctx.retrieval.keys_tiers import (
     speaker_of,
 )
 from smartctx.retrieval.recall import HybridRecaller, best
-from smartctx.retrieval.rerank import spread
+from smartctx.retrieval.rerank import DIVERSITY_POOL, diversify, spread
 
 Scores = npt.NDArray[np.float64]
 KEY_DEPTH = 256
@@ -66,17 +67,19 @@ PARTS_CACHE = 1024
 
 @dataclass(frozen=True)
 class TierWeights:
-    """Fusion weights of the key kinds, the date bonus, the second hop and the neighbour
-    spreading (0 turns one off).
+    """Fusion weights of the key kinds, the date bonus, the second hop, the neighbour
+    spreading and the diversity of the top (0 turns one off).
 
     ``hop_depth`` first hits name the entities of the second query, at most ``hop_terms`` of
     them, and give it ``hop_feedback`` rare words (:mod:`smartctx.retrieval.multihop`);
     ``neighbour`` and ``neighbour2`` spread a turn's fused score to the turns one and two places
-    away in its session (:mod:`smartctx.retrieval.rerank`). Defaults: the setting that
+    away in its session, and ``diversity`` re-orders the best turns by maximal marginal
+    relevance (:mod:`smartctx.retrieval.rerank`). Defaults: the setting that
     leave-one-conversation-out cross-validation over a fixed grid
-    (:data:`smartctx.bench.locomo_cv.GRID`) picks on all of LoCoMo's development split with
-    the default embedder (``smartctx bench locomo --cv``); see ``docs/benchmarks.md`` for the
-    cross-validated figures beside the in-sample ones."""
+    (:data:`smartctx.bench.locomo_cv.GRID`) picked on all of LoCoMo's development split with
+    the default embedder before ``diversity`` joined it (``diversity`` 1.5: every fold's
+    choice since); see ``docs/benchmarks.md`` for the cross-validated figures beside the
+    in-sample ones and the in-sample best of the current grid."""
 
     fact: float = 1.0
     session: float = 0.3
@@ -89,6 +92,7 @@ class TierWeights:
     hop_feedback: int = 3
     neighbour: float = 0.2
     neighbour2: float = 0.35
+    diversity: float = 1.5
 
     def __post_init__(self) -> None:
         values = (
@@ -100,6 +104,7 @@ class TierWeights:
             self.speaker,
             self.neighbour,
             self.neighbour2,
+            self.diversity,
         )
         counts = (self.hop_depth, self.hop_terms, self.hop_feedback)
         if min(values) < 0 or min(counts) < 0:
@@ -373,5 +378,27 @@ class TieredRecaller:
         return out
 
     def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
-        """The at most ``k`` candidates most relevant to ``query``, best first (``Recaller``)."""
-        return best(self.scores(query, candidates) if k > 0 else {}, candidates, k)
+        """The at most ``k`` candidates most relevant to ``query``, best first (``Recaller``):
+        :meth:`order` of :meth:`scores`."""
+        return self.order(self.scores(query, candidates) if k > 0 else {}, candidates, k)
+
+    def order(
+        self, scored: dict[str, float], candidates: Sequence[Slot], k: int
+    ) -> list[tuple[Slot, float]]:
+        """The at most ``k`` best of ``scored`` (by slot id, from :meth:`scores`), the first
+        :data:`~smartctx.retrieval.rerank.DIVERSITY_POOL` re-ordered for diversity at
+        ``weights.diversity`` (:func:`~smartctx.retrieval.rerank.diversify`) when the turns have
+        vectors; each keeps its score, so scores need not fall along the list."""
+        ranked = best(scored, candidates, max(k, DIVERSITY_POOL))
+        index = self.turns.index
+        vectors = index.vectors_view()
+        if self.weights.diversity <= 0 or vectors is None or len(ranked) < 3:
+            return ranked[: max(0, k)]
+        pool = ranked[:DIVERSITY_POOL]
+        rows = index.rows([slot.id for slot, _ in pool])
+        if (rows < 0).any():
+            return ranked[: max(0, k)]
+        values = np.array([score for _, score in pool])
+        chosen = diversify(values, vectors[rows], self.weights.diversity, limit=k)
+        moved = [pool[i] for i in chosen]
+        return (moved + ranked[DIVERSITY_POOL:])[: max(0, k)]

@@ -47,7 +47,6 @@ from smartctx.agents import ContextProvider, Message, ProvidedContext
 from smartctx.core.embed_cache import CachedEmbedder
 from smartctx.core.embeddings import Embedder, Vector, embed_queries
 from smartctx.core.slots import ARCHIVED_STATES, Slot, SlotKind
-from smartctx.retrieval.recall import best
 from smartctx.retrieval.tiered import TieredRecaller
 from smartctx.service.contexts import LiveContext
 from smartctx.window import ContextWindow
@@ -128,7 +127,7 @@ class DeferredRecaller:
             if memo is not None and memo[0] == query and ids <= memo[1]:
                 # the archive's ranking restricted to the candidates (the window leaves out
                 # texts it holds or repeats)
-                return best({i: v for i, v in memo[2].items() if i in ids}, ready, k)
+                return self.inner.order({i: v for i, v in memo[2].items() if i in ids}, ready, k)
             return self.inner.rank(query, ready, k)
 
     def score_ahead(self, query: str) -> None:
