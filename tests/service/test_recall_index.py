@@ -198,3 +198,13 @@ def test_scores_ahead_serve_a_rank_over_fewer_candidates_restricted_to_them() ->
     ranked = recaller.rank("parcel code 1002", slots[1:], 3)
     assert calls == ["parcel code 1002"]
     assert {s.id for s, _ in ranked} <= {s.id for s in slots[1:]} and ranked
+
+
+def test_served_recall_re_orders_for_diversity_only_with_the_embedder_it_was_tuned_for() -> None:
+    from smartctx.core import HashingEmbedder
+    from smartctx.service.recall_index import DIVERSITY, service_recaller
+
+    e5_named = HashingEmbedder()
+    e5_named.name = "multilingual-e5-small-q4"
+    assert service_recaller(HashingEmbedder()).inner.weights.diversity == 0.0
+    assert service_recaller(e5_named).inner.weights.diversity == DIVERSITY[e5_named.name] > 0

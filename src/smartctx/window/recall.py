@@ -59,7 +59,8 @@ def recall_archived(
         if key not in active_keys:
             latest.pop(key, None)
             latest[key] = slot
-    candidates = [clone(s) for s in sorted(latest.values(), key=lambda s: s.seq)]
+    # the archived slots themselves (recallers only read them); the chosen ones are copied below
+    candidates = sorted(latest.values(), key=lambda s: s.seq)
     candidates += [s.copy() for s in extra if s.id not in state.active]
     if not candidates:
         return []
