@@ -154,12 +154,8 @@ def test_a_window_recalls_after_the_turn_that_archived_the_slot() -> None:
     assert "4711" in second.text
 
 
-def test_scores_computed_ahead_are_used_for_the_same_query_and_candidates() -> None:
-    inner = TieredRecaller(embedder=HashingEmbedder(), lean=True)
-    recaller = DeferredRecaller(inner)
-    slots = [_turn(f"note {i}: the parcel code is {1000 + i}", i) for i in range(4)]
-    recaller.index(slots[:3])
-    expected = DeferredRecaller(inner).inner.rank("parcel code 1001", slots[:3], 2)
+def _count_scores(inner: TieredRecaller) -> list[str]:
+    """Record each query ``inner.scores`` computes (the list fills as it is called)."""
     calls: list[str] = []
     scores = inner.scores
 
@@ -168,6 +164,16 @@ def test_scores_computed_ahead_are_used_for_the_same_query_and_candidates() -> N
         return scores(query, candidates)
 
     inner.scores = counted  # type: ignore[method-assign]
+    return calls
+
+
+def test_scores_computed_ahead_are_used_for_the_same_query_and_candidates() -> None:
+    inner = TieredRecaller(embedder=HashingEmbedder(), lean=True)
+    recaller = DeferredRecaller(inner)
+    slots = [_turn(f"note {i}: the parcel code is {1000 + i}", i) for i in range(4)]
+    recaller.index(slots[:3])
+    expected = DeferredRecaller(inner).inner.rank("parcel code 1001", slots[:3], 2)
+    calls = _count_scores(inner)
     recaller.score_ahead("parcel code 1001")
     assert calls == ["parcel code 1001"]
     ranked = recaller.rank("parcel code 1001", slots, 2)  # slots[3] is pending: not a candidate
@@ -185,14 +191,7 @@ def test_scores_ahead_serve_a_rank_over_fewer_candidates_restricted_to_them() ->
     slots = [_turn(f"note {i}: the parcel code is {1000 + i}", i) for i in range(4)]
     recaller.index(slots)
     recaller.rank("parcel code", slots, 4)  # the ready set the next score_ahead scores
-    calls: list[str] = []
-    scores = inner.scores
-
-    def counted(query: str, candidates: Sequence[Slot]) -> dict[str, float]:
-        calls.append(query)
-        return scores(query, candidates)
-
-    inner.scores = counted  # type: ignore[method-assign]
+    calls = _count_scores(inner)
     recaller.score_ahead("parcel code 1002")
     # the window leaves out a text it holds: the archive's ranking, restricted to the rest
     ranked = recaller.rank("parcel code 1002", slots[1:], 3)

@@ -42,7 +42,6 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 
 from smartctx.agents import ContextProvider, Message, ProvidedContext
 from smartctx.core.embed_cache import CachedEmbedder
@@ -282,5 +281,5 @@ def service_recaller(embedder: Embedder | None) -> DeferredRecaller:
     if isinstance(embedder, CachedEmbedder):
         chosen = RecallPassages(embedder)
     diversity = DIVERSITY.get(embedder.name, 0.0) if embedder is not None else 0.0
-    weights = replace(TierWeights(), diversity=diversity)
+    weights = TierWeights(diversity=diversity)
     return DeferredRecaller(TieredRecaller(embedder=chosen, weights=weights, lean=True))
