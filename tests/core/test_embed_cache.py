@@ -90,3 +90,31 @@ def test_vouched_vectors_are_returned_for_exactly_their_text_at_any_batch_size()
         cached.remember(["a", "b"], [vec])
     with pytest.raises(ValueError):
         cached.remember(["a"], [np.ones(3, dtype=np.float32)])
+
+
+def test_a_text_being_embedded_is_waited_for_not_embedded_again() -> None:
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+
+    class _Slow(_Counting):
+        def embed(self, texts: Sequence[str]) -> Vector:
+            started.set()
+            release.wait(10)
+            return super().embed(texts)
+
+    inner = _Slow()
+    cached = CachedEmbedder(inner)
+    results: list[Vector] = []
+    first = threading.Thread(target=lambda: results.append(cached.embed(["the message"])))
+    first.start()
+    assert started.wait(10)  # the first thread is inside the model call
+    second = threading.Thread(target=lambda: results.append(cached.embed_queries(["the message"])))
+    second.start()
+    second.join(0.2)
+    assert second.is_alive()  # waiting for the first thread's vector
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert inner.calls == [["the message"]]
+    assert np.array_equal(results[0], results[1])
