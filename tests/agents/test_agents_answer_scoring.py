@@ -184,3 +184,33 @@ def test_in_a_long_thread_this_turns_documents_answer_first() -> None:
     }
     reply = ask("How many leave days?", old, leave, log)
     assert "25 days" in reply and "365" not in reply
+
+
+LEAVE = {
+    "role": "system",
+    "content": "[source: kb:leave.md#1] Full-time employees have 25 days of paid annual leave "
+    "per calendar year, plus public holidays of their country.",
+}
+EXPENSES = {
+    "role": "system",
+    "content": "[source: kb:expense.md#1] To get your expenses reimbursed, submit a claim in "
+    "the finance portal within 30 days of the expense.",
+}
+
+
+def test_a_word_any_question_is_phrased_with_does_not_pick_the_topic(
+    served: GroundedResponder,
+) -> None:
+    # "get" is the only rare word the expense sentence shares with the question; before it
+    # weighed a quarter, that sentence led the answer about vacation days
+    reply = answer(served, "How many vacation days do I get?", EXPENSES, LEAVE)
+    assert reply.startswith("Full-time employees have 25 days")
+
+
+def test_a_second_sentence_from_another_document_must_be_about_the_same_thing(
+    served: GroundedResponder,
+) -> None:
+    reply = answer(served, "How many vacation days do I get?", EXPENSES, LEAVE)
+    assert "kb:expense.md" not in reply  # shares "days" and a number, not the topic
+    same_document = answer(served, "How long must a new password be?", PASSWORDS)
+    assert "14 characters" in same_document

@@ -4,7 +4,8 @@ Every candidate (a sentence or list item of the sourced context, see
 :mod:`smartctx.agents.knowledge`) gets four signals:
 
 - **lexical**: the rarity-weighted share of the question's analysed words found in the
-  sentence (80%) and in its section (20%);
+  sentence (80%) and in its section (20%), the words any question is phrased with ("get",
+  "need") weighing a quarter;
 - **similarity**: the cosine of question and sentence under a multilingual embedder (USE), which
   carries a German, Spanish or Korean question to an English sentence;
 - **answer type**: what the question asks for ("how long" a duration or a length, "how much" an
@@ -83,6 +84,14 @@ _ASKS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"\bwho\b|\bwer\b|\bqui[eé]n\b|누구|\bcontact\b|\bphone\b|\bemail\b|\btell\b",
                 re.I), ("contact",)),
 )  # fmt: skip
+LIGHT_WORDS: frozenset[str] = frozenset(
+    analyze("get need want know make tell find give take let like help way thing able")
+)
+"""Verbs and nouns a question is phrased with ("How many vacation days do I *get*?", "What do
+I *need*...") that say nothing of its topic: they count a quarter of their weight, so a
+sentence that happens to share one ("To *get* your expenses reimbursed...") does not outrank
+one about the topic."""
+LIGHT_WEIGHT = 0.25
 _ENTITY = re.compile(r"(?<![\w.])(?:[A-Z][a-z]+|[A-Z]{2,}\w*|\d[\d,.]*\d|\d)(?![\w@])")
 
 
@@ -158,7 +167,9 @@ def score(
     matched = [_matches(terms, s.tokens) for s in sentences]
     in_context = [_matches(terms, s.context_tokens) for s in sentences]
     weight = {
-        t: 1.0 + float(np.log((count + 1) / (1 + sum(t in m for m in matched)))) for t in terms
+        t: (LIGHT_WEIGHT if t in LIGHT_WORDS else 1.0)
+        * (1.0 + float(np.log((count + 1) / (1 + sum(t in m for m in matched)))))
+        for t in terms
     }
     total = sum(weight.values()) or 1.0
     types = answer_types(question)

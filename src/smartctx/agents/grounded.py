@@ -59,6 +59,11 @@ unanswerable one 0.22; cross-lingual answers (no shared word) reach a similarity
 off-topic sentences stay below 0.28."""
 
 
+def _document(source: str) -> str:
+    """The document a source id names (``kb:vpn.md#2`` -> ``kb:vpn.md``)."""
+    return source.partition("#")[0]
+
+
 class GroundedResponder:
     """A deterministic, offline chat model that answers from the assembled context.
 
@@ -83,7 +88,8 @@ class GroundedResponder:
        question asks for and the names and numbers it repeats. A sentence sharing a word with
        the query answers when its score reaches ``threshold``; one sharing none (another
        language) when its similarity reaches ``strong_similarity``. The best one, and a second
-       scoring at least ``second_ratio`` of it (at most ``max_sentences``), are said in context
+       scoring at least ``second_ratio`` of it (at most ``max_sentences``; from another document,
+       with at least ``second_ratio`` of its similarity too), are said in context
        order, each source cited after its sentences as ``[source: <id>]``; what the user said
        about themselves is turned to the second person. A question in another language gets a
        lead-in in its language naming the source, then the evidence as written
@@ -192,21 +198,27 @@ class GroundedResponder:
             # in a long thread older documents stay in the window: this turn's answer first
             fresh = [s for s in sentences if not s.source.startswith("kb:") or s.source in current]
             sentences = fresh if any(s.source in current for s in fresh) else sentences
-        ranked = self.rank(query, sentences)
+        ranked = self.ranked(query, sentences)
         contextual = contextual_query(query, previous)
         if not ranked and contextual != query:
-            ranked = self.rank(contextual, sentences)
+            ranked = self.ranked(contextual, sentences)
         if not ranked:
             other = LANG_NO_INFORMATION.get(lang)
             return f"{other} ({NO_INFORMATION})" if other else NO_INFORMATION
-        best = ranked[0][1]
+        top, best, best_similarity = ranked[0]
         # The same fact often reaches the prompt twice (a memory item and a remembered pair):
-        # say it once, from its best-ranked source.
+        # say it once, from its best-ranked source. A sentence from another document must also
+        # be about as close in meaning as the best: sharing a word ("days") is not one topic.
         chosen: list[Sentence] = []
         said: set[str] = set()
-        for sentence, value in ranked:
+        for sentence, value, similarity in ranked:
             if len(chosen) == self.max_sentences or value < self.second_ratio * best:
                 break
+            if (
+                _document(sentence.source) != _document(top.source)
+                and similarity < self.second_ratio * best_similarity
+            ):
+                continue
             key = " ".join(sorted(sentence.tokens))
             if key not in said:
                 said.add(key)
@@ -226,7 +238,15 @@ class GroundedResponder:
         return answer
 
     def rank(self, query: str, sentences: Sequence[Sentence]) -> list[tuple[Sentence, float]]:
-        """Sentences that may answer ``query``, best first (ties: earlier first).
+        """Sentences that may answer ``query``, best first, with their scores (see
+        :meth:`ranked`)."""
+        return [(sentence, value) for sentence, value, _ in self.ranked(query, sentences)]
+
+    def ranked(
+        self, query: str, sentences: Sequence[Sentence]
+    ) -> list[tuple[Sentence, float, float]]:
+        """Sentences that may answer ``query`` with their score and similarity, best first
+        (ties: earlier first).
 
         A sentence qualifies when it shares a word with the query and scores at least
         ``threshold`` (:func:`smartctx.agents.answer_scoring.score`), or, with an embedder and
@@ -241,16 +261,16 @@ class GroundedResponder:
             sims = self._cosines(query, [s.text for s in candidates])
         scored = score(query, candidates, sims, similarity_weight=self.embedder_weight)
         strong = self.strong_similarity
-        ranked: list[tuple[Sentence, float]] = []
+        ranked: list[tuple[Sentence, float, float]] = []
         for item in scored:
             if item.sentence.source == "conversation" and item.lexical < CONVERSATION_OVERLAP:
                 continue  # what the user said earlier answers only what it is plainly about
             if item.lexical > 0 and item.score >= self.threshold:
-                ranked.append((item.sentence, item.score))
+                ranked.append((item.sentence, item.score, item.similarity))
             elif item.lexical == 0 and strong is not None and item.similarity >= strong:
                 # no shared word: the similarity alone must be strong, and the whole score
                 # must still clear the threshold
-                ranked.append((item.sentence, max(item.score, item.similarity)))
+                ranked.append((item.sentence, max(item.score, item.similarity), item.similarity))
         ranked.sort(key=lambda pair: (-pair[1], pair[0].order))
         return ranked
 
