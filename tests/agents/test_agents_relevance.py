@@ -20,6 +20,19 @@ def test_symmetric_scoring_lets_a_short_value_match_a_longer_request() -> None:
     assert gate.scores("clean the bedroom now please", ["bedroom"], symmetric=True)[0] == 1.0
 
 
+def test_the_request_words_must_meet_in_one_sentence_of_a_passage() -> None:
+    gate = RelevanceGate(None)
+    steps = (
+        "1. Open the VPN app. On a new laptop it is already installed. "
+        "2. Sign in with your company e-mail address and password. "
+        "3. You must approve the prompt on your phone."
+    )
+    # "new", "password" and "must" are in three steps: the passage is not about new passwords
+    assert gate.scores("How long must a new password be?", [steps])[0] < LEXICAL_ONLY
+    rule = steps + " 3. A new password must be 14 characters long."
+    assert gate.scores("How long must a new password be?", [rule])[0] == 1.0
+
+
 def test_allowance_and_threshold_from_the_embedder() -> None:
     gate = RelevanceGate(HashingEmbedder(), threshold=0.3)
     items = ["battery dies after an hour", "battery dies after two hours of use"]

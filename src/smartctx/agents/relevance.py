@@ -3,8 +3,9 @@
 Memory earns its place in a prompt only when it bears on what is asked now. :class:`RelevanceGate`
 scores remembered texts (pairs, summaries, profile items, long-term items) against the request:
 
-- lexical: the share of the request's analysed words the item contains (a plural or derived form
-  counting, "taxi" meets "taxis"), words weighted by length as a cheap stand-in for rarity;
+- lexical: the share of the request's analysed words one sentence of the item contains (a plural
+  or derived form counting, "taxi" meets "taxis"), words weighted by length as a cheap stand-in
+  for rarity; one sentence, because a long passage holds most words somewhere;
 - similarity: the cosine of the two under the similarity embedder (USE multilingual), so a
   German request meets an English memory;
 
@@ -47,6 +48,19 @@ def _terms(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(analyze(text)))
 
 
+@lru_cache(maxsize=16_384)
+def _sentence_terms(text: str) -> tuple[frozenset[str], ...]:
+    """The analysed words of each sentence of ``text`` (cached like :func:`_terms`)."""
+    return tuple(frozenset(_terms(s)) for s in split_sentences(text) or [text])
+
+
+def _sentence_overlap(terms: list[str], text: str) -> float:
+    """The best :func:`_overlap` of ``terms`` with one sentence of ``text``: a long passage holds
+    many words somewhere ("new" in step 1, "password" in step 3), a relevant one holds the
+    request's words together."""
+    return max((_overlap(terms, set(words)) for words in _sentence_terms(text)), default=0.0)
+
+
 def _overlap(terms: list[str], tokens: set[str]) -> float:
     if not terms:
         return 0.0
@@ -84,7 +98,7 @@ class RelevanceGate:
             return []
         terms = list(_terms(request))
         asked = set(terms)
-        lexical = [_overlap(terms, set(_terms(t))) for t in texts]
+        lexical = [_sentence_overlap(terms, t) for t in texts]
         if symmetric:
             lexical = [
                 max(lex, _overlap(list(_terms(t)), asked))
