@@ -79,6 +79,22 @@ def test_semantic_dedup_off_without_embedder() -> None:
     assert not window.add(Slot(SlotKind.USER, "How do I connect to the office VPN")).admitted
 
 
+def test_tool_logs_are_deduplicated_exactly_and_never_embedded() -> None:
+    embedded: list[str] = []
+
+    class Counting(HashingEmbedder):
+        def embed(self, texts: Any) -> Any:
+            embedded.extend(texts)
+            return super().embed(texts)
+
+    window = ContextWindow(1000, counter=get_counter(), embedder=Counting(), dedup_threshold=0.1)
+    log = "kb.search('vpn setup') -> kb:vpn.md#2"
+    window.add(Slot(SlotKind.TOOL_LOG, log))
+    assert window.add(Slot(SlotKind.TOOL_LOG, log.replace("setup", "setup today"))).admitted
+    assert not window.add(Slot(SlotKind.TOOL_LOG, log.upper())).admitted
+    assert embedded == []
+
+
 def test_rag_doc_duplicates_are_refused_by_content_and_by_source() -> None:
     window = make()
     doc = window.add(Slot(SlotKind.RAG_DOC, "VPN: install the client.", source_id="kb:vpn#1"))

@@ -30,8 +30,10 @@ from smartctx.window.normalize import (
     signature_of_normalized,
 )
 
-SEMANTIC_GROUPS = frozenset({"user", "agent", "rag_doc", "memory", "tool_log"})
-"""Groups checked semantically; system and summary slots are only checked exactly."""
+SEMANTIC_GROUPS = frozenset({"user", "agent", "rag_doc", "memory"})
+"""Groups checked semantically; system, summary and tool-log slots are only checked exactly (a
+tool log is machine output, a call and its result ids, where a near-duplicate is another call:
+embedding one, every turn, bought nothing)."""
 
 MERGE_KINDS = frozenset({SlotKind.USER, SlotKind.AGENT, SlotKind.TOOL_LOG})
 """Kinds whose duplicates are merged into the earlier slot; every other kind is refused."""
