@@ -237,3 +237,27 @@ def owner_index(
     if docs is not None:
         write_section("owner-index", text, docs)
         console.print(f"wrote {docs}")
+
+
+@bench_app.command("sqlite")
+def sqlite_driver(
+    statements: Annotated[int, typer.Option(help="statements per measure")] = 2000,
+    docs: Annotated[
+        Path | None, typer.Option(help="rewrite the bench:sqlite section of this file")
+    ] = None,
+) -> None:
+    """CPU and wall microseconds of one small SQLite statement through SQLAlchemy's asyncio
+    session: aiosqlite's thread against the inline connection the store uses, and plain sqlite3.
+
+    Example: smartctx bench sqlite --docs docs/benchmarks.md
+    """
+    from smartctx.bench.docs import write_section
+    from smartctx.bench.sqlite_driver import markdown, run
+
+    result = run(statements)
+    command = " ".join(["smartctx", *_without_outputs(sys.argv[1:])])
+    text = markdown(result, command)
+    console.print(text)
+    if docs is not None:
+        write_section("sqlite", text, docs)
+        console.print(f"wrote {docs}")

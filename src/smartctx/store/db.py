@@ -37,6 +37,8 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from smartctx.store.sqlite_inline import InlineConnection
+
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 BUSY_TIMEOUT_MS = 30_000
 _NO_BEGIN = "smartctx_no_begin"
@@ -98,11 +100,15 @@ async def _run_to_end(driver: Any, statement: str) -> None:
 class Database:
     """An async engine and session factory for one database URL.
 
+    A SQLite file is driven through :class:`~smartctx.store.sqlite_inline.InlineConnection`
+    (``inline=False``: through aiosqlite's thread): statements run on the loop, any wait for
+    another process's lock on a worker thread.
+
     The constructor does no I/O; ``await db.migrate()`` creates or upgrades the schema and
     ``await db.close()`` disposes of the engine. For SQLite files the parent folder is created.
     """
 
-    def __init__(self, url: str, *, echo: bool = False) -> None:
+    def __init__(self, url: str, *, echo: bool = False, inline: bool = True) -> None:
         self.url = url
         parsed = make_url(url)
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
@@ -110,6 +116,13 @@ class Database:
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         # Each running turn may hold one connection for its context lock (context_lock.py).
         pool: dict[str, Any] = {} if self.is_sqlite else {"pool_size": 10, "max_overflow": 40}
+        path = parsed.database
+        if self.is_sqlite and inline and path and path != ":memory:" and not parsed.query:
+
+            async def connect() -> InlineConnection:
+                return InlineConnection.connect(path)
+
+            pool["async_creator"] = connect
         self.engine: AsyncEngine = create_async_engine(url, echo=echo, **pool)
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)

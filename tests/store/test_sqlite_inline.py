@@ -1,0 +1,122 @@
+"""SQLite without aiosqlite's thread: statements inline, waits for a lock on a worker thread."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from smartctx.store.db import Database
+from smartctx.store.sqlite_inline import InlineConnection
+
+
+async def _database(path: Path) -> Database:
+    db = Database(f"sqlite+aiosqlite:///{path}")
+    async with db.session() as s:
+        await s.execute(text("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)"))
+    return db
+
+
+async def test_a_file_database_runs_on_inline_connections(tmp_path: Path) -> None:
+    db = await _database(tmp_path / "a.db")
+    try:
+        async with db.session() as s:
+            await s.execute(text("INSERT INTO t VALUES (1, 'one')"))
+        async with db.read() as s:
+            assert (await s.execute(text("SELECT v FROM t"))).scalar_one() == "one"
+            raw = await (await s.connection()).get_raw_connection()
+            assert isinstance(raw.driver_connection, InlineConnection)
+        with pytest.raises(IntegrityError):  # SQLAlchemy's own error translation
+            async with db.session() as s:
+                await s.execute(text("INSERT INTO t VALUES (1, 'again')"))
+        async with db.read() as s:  # the failed transaction left nothing behind
+            assert (await s.execute(text("SELECT count(*) FROM t"))).scalar_one() == 1
+    finally:
+        await db.close()
+
+
+async def test_a_write_waits_for_another_process_lock_without_blocking_the_loop(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "a.db"
+    db = await _database(path)
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    other.execute("INSERT INTO t VALUES (1, 'theirs')")
+    ticks = 0
+    stop = asyncio.Event()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    def release() -> None:
+        time.sleep(0.4)
+        other.execute("COMMIT")
+
+    try:
+        counting = asyncio.create_task(ticker())
+        threading.Thread(target=release).start()
+        started = time.perf_counter()
+        async with db.session() as s:
+            await s.execute(text("INSERT INTO t VALUES (2, 'ours')"))
+        waited = time.perf_counter() - started
+        stop.set()
+        await counting
+        assert waited >= 0.3  # it waited for the lock...
+        assert ticks >= 10  # ...while the loop kept running other work
+        async with db.read() as s:
+            rows = (await s.execute(text("SELECT v FROM t ORDER BY id"))).scalars().all()
+        assert rows == ["theirs", "ours"]
+    finally:
+        other.close()
+        await db.close()
+
+
+async def test_the_recorded_busy_timeout_still_ends_a_wait(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    db = await _database(path)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        async with db.engine.connect() as conn:
+            raw = await conn.get_raw_connection()
+            driver = raw.driver_connection
+            assert isinstance(driver, InlineConnection)
+            driver.busy_timeout_ms = 200
+            started = time.perf_counter()
+            with pytest.raises(OperationalError, match="locked"):
+                await conn.execute(text("INSERT INTO t VALUES (3, 'late')"))
+            assert 0.15 <= time.perf_counter() - started < 5
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+        await db.close()
+
+
+async def test_memory_databases_keep_aiosqlite() -> None:
+    db = Database("sqlite+aiosqlite:///:memory:")
+    try:
+        async with db.engine.connect() as conn:
+            raw = await conn.get_raw_connection()
+            assert not isinstance(raw.driver_connection, InlineConnection)
+    finally:
+        await db.close()
+
+
+def test_the_driver_bench_measures_every_path() -> None:
+    from smartctx.bench.sqlite_driver import markdown, run
+
+    result = run(20)
+    assert set(result["drivers"]) == {"aiosqlite", "inline", "sqlite3"}
+    for row in result["drivers"].values():
+        assert row["select"]["cpu_us"] > 0
+    assert "| inline |" in markdown(result, "smartctx bench sqlite --statements 20")
