@@ -95,3 +95,20 @@ async def test_hook_uses_server_memory_without_a_snapshot(
     update = (await hook.after_turn(turn))[EXTENSION_URI]
     assert update["sync"] == await memory.sync_state("u1")
     assert (await memory.pairs("u1"))[-1]["session_id"] == "ctx-9"
+
+
+async def test_one_read_gives_what_the_separate_reads_give(
+    memory: PersonalMemory, clock: ManualClock
+) -> None:
+    for day in (1, 2, 3):
+        clock.set(clock.now().replace(day=day))
+        await memory.add_pair("u1", PairIn("거실 청정해줘", "네", session_id=f"s-{day}"))
+    await memory.add_pair("u2", PairIn("I like opera", session_id="x"))
+    both = await memory.everything("u1", pair_limit=2)
+    assert both["pairs"] == await memory.pairs("u1", limit=2)
+    assert both["summaries"] == await memory.summaries("u1")
+    assert both["profile"] == await memory.profile("u1", status="confirmed")
+    assert both["profile"]  # three days of evidence confirmed the preferred room
+    assert both["sync"] == await memory.sync_state("u1")
+    one = await memory.everything("u1", session_id="s-2")
+    assert [p["session_id"] for p in one["pairs"]] == ["s-2"]

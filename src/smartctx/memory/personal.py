@@ -144,13 +144,8 @@ class PersonalMemory:
     ) -> list[dict[str, Any]]:
         """The owner's most recent pairs (oldest first), optionally of one session."""
         check_owner(owner)
-        query = select(PairRow).where(PairRow.owner == owner)
-        if session_id is not None:
-            query = query.where(PairRow.session_id == session_id)
-        query = query.order_by(PairRow.seq.desc(), PairRow.created_at.desc()).limit(limit)
         async with self.db.read() as s:
-            rows = list(await s.scalars(query))
-        return [pair_view(r) for r in reversed(rows)]
+            return await _pairs(s, owner, session_id, limit)
 
     # -- summaries and profile -----------------------------------------------------------------
 
@@ -158,25 +153,31 @@ class PersonalMemory:
         """Session summaries, daily summaries and weekly digests, each oldest first."""
         check_owner(owner)
         async with self.db.read() as s:
-            return {
-                "session": await _views(s, SessionSummaryRow, owner, SessionSummaryRow.day),
-                "daily": await _views(s, DailySummaryRow, owner, DailySummaryRow.day),
-                "weekly": await _views(s, WeeklyDigestRow, owner, WeeklyDigestRow.week),
-            }
+            return await _summaries(s, owner)
 
     async def profile(self, owner: str, *, status: str | None = None) -> list[dict[str, Any]]:
         """Profile items with status, confidence and provenance, most confident first."""
         check_owner(owner)
         if status is not None and status not in promotion.STATUSES:
             raise InvalidInput(f"status must be one of {list(promotion.STATUSES)}")
-        query = select(ProfileItemRow).where(ProfileItemRow.owner == owner)
-        if status is not None:
-            query = query.where(ProfileItemRow.status == status)
-        query = query.order_by(
-            ProfileItemRow.confidence.desc(), ProfileItemRow.key, ProfileItemRow.value
-        )
         async with self.db.read() as s:
-            return [profile_view(r) for r in await s.scalars(query)]
+            return await _profile(s, owner, status)
+
+    async def everything(
+        self, owner: str, *, session_id: str | None = None, pair_limit: int = 50
+    ) -> dict[str, Any]:
+        """What :meth:`pairs`, :meth:`summaries`, confirmed :meth:`profile` items and
+        :meth:`sync_state` return, read in one session (a served turn's memory snapshot):
+        ``{"pairs", "summaries", "profile", "sync"}``."""
+        check_owner(owner)
+        async with self.db.read() as s:
+            n = await current_version(s, owner)
+            return {
+                "pairs": await _pairs(s, owner, session_id, pair_limit),
+                "summaries": await _summaries(s, owner),
+                "profile": await _profile(s, owner, "confirmed"),
+                "sync": {"cursor": cursor_str(n), "version": version_str(n)},
+            }
 
     async def accept(
         self,
@@ -389,6 +390,34 @@ def candidate_view(item: ProfileItemRow) -> dict[str, Any]:
         "confidence": item.confidence,
         "evidence_days": list(item.evidence_days),
     }
+
+
+async def _pairs(
+    s: AsyncSession, owner: str, session_id: str | None, limit: int
+) -> list[dict[str, Any]]:
+    query = select(PairRow).where(PairRow.owner == owner)
+    if session_id is not None:
+        query = query.where(PairRow.session_id == session_id)
+    query = query.order_by(PairRow.seq.desc(), PairRow.created_at.desc()).limit(limit)
+    rows = list(await s.scalars(query))
+    return [pair_view(r) for r in reversed(rows)]
+
+
+async def _summaries(s: AsyncSession, owner: str) -> dict[str, list[dict[str, Any]]]:
+    return {
+        "session": await _views(s, SessionSummaryRow, owner, SessionSummaryRow.day),
+        "daily": await _views(s, DailySummaryRow, owner, DailySummaryRow.day),
+        "weekly": await _views(s, WeeklyDigestRow, owner, WeeklyDigestRow.week),
+    }
+
+
+async def _profile(s: AsyncSession, owner: str, status: str | None) -> list[dict[str, Any]]:
+    query = select(ProfileItemRow).where(ProfileItemRow.owner == owner)
+    if status is not None:
+        query = query.where(ProfileItemRow.status == status)
+    order = (ProfileItemRow.confidence.desc(), ProfileItemRow.key, ProfileItemRow.value)
+    query = query.order_by(*order)
+    return [profile_view(r) for r in await s.scalars(query)]
 
 
 async def _views(s: AsyncSession, table: Any, owner: str, order: Any) -> list[dict[str, Any]]:

@@ -25,11 +25,11 @@ async def server_snapshot(
     """``{"source", "short_term", "mid_term", "long_term", "sync"}`` for ``owner``, with pair
     and profile item ids alongside (``id``) for provenance. ``session_id`` keeps one session's
     pairs; ``exclude_session`` leaves out a session the caller already has (its own thread)."""
-    recent = await memory.pairs(owner, session_id=session_id, limit=max_pairs * 4)
-    recent = [p for p in recent if p["session_id"] != exclude_session][-max_pairs:]
-    tiers = await memory.summaries(owner)
+    stored = await memory.everything(owner, session_id=session_id, pair_limit=max_pairs * 4)
+    recent = [p for p in stored["pairs"] if p["session_id"] != exclude_session][-max_pairs:]
+    tiers = stored["summaries"]
     sessions = [s for s in tiers["session"] if session_id is None or s["session_id"] == session_id]
-    items = await memory.profile(owner, status="confirmed")
+    items = stored["profile"]
     return {
         "source": SERVER_SOURCE,
         "short_term": {
@@ -61,5 +61,5 @@ async def server_snapshot(
                 for i in items
             ]
         },
-        "sync": await memory.sync_state(owner),
+        "sync": stored["sync"],
     }

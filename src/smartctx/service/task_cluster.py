@@ -160,6 +160,7 @@ class ReadingTaskStore(DatabaseTaskStore):
     def __init__(self, db: Database) -> None:
         super().__init__(db.engine, create_table=False)
         self._db = db
+        self._upsert_statement: tuple[Any, list[tuple[str, str]]] | None = None
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
         if not self._db.is_sqlite:
@@ -169,20 +170,24 @@ class ReadingTaskStore(DatabaseTaskStore):
         # the same row does it in one statement. Three saves a turn.
         await self._ensure_initialized()
         row = self._to_orm(task, self.owner_resolver(context))
-        table: sa.Table = self.task_model.__table__  # type: ignore[assignment]
-        values = {
-            a.columns[0].name: getattr(row, a.key) for a in sa.inspect(self.task_model).column_attrs
-        }
-        statement = (
-            sqlite_insert(table)
-            .values(**values)
-            .on_conflict_do_update(
-                index_elements=[table.c.id],
-                set_={k: v for k, v in values.items() if k != "id"},
-            )
-        )
+        statement, columns = self._upsert()
+        values = {name: getattr(row, key) for name, key in columns}
         async with self._db.session() as session:
-            await session.execute(statement)
+            await session.execute(statement, values)
+
+    def _upsert(self) -> tuple[Any, list[tuple[str, str]]]:
+        """The upsert of one row (its values bound per call, so SQLAlchemy compiles it once)
+        and the (column, attribute) names of the SDK's model."""
+        if self._upsert_statement is None:
+            table: sa.Table = self.task_model.__table__  # type: ignore[assignment]
+            columns = [(a.columns[0].name, a.key) for a in sa.inspect(self.task_model).column_attrs]
+            insert = sqlite_insert(table)
+            statement = insert.on_conflict_do_update(
+                index_elements=[table.c.id],
+                set_={name: insert.excluded[name] for name, _ in columns if name != "id"},
+            )
+            self._upsert_statement = (statement, columns)
+        return self._upsert_statement
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         await self._ensure_initialized()
