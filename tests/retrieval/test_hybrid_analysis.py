@@ -38,3 +38,11 @@ def test_case_and_width_are_normalised() -> None:
 def test_analyze_never_returns_empty_tokens(text: str) -> None:
     assert all(token for token in analyze(text))
     assert analyze(text) == analyze(text)
+
+
+def test_cached_analysis_hands_out_a_fresh_list_each_time() -> None:
+    first = analyze("Connecting the laptops to the VPN")
+    first.append("mutated")
+    assert analyze("Connecting the laptops to the VPN") == ["connect", "laptop", "vpn"]
+    long_text = "laptops " * 400  # past the cache: analysed each time, same result
+    assert analyze(long_text) == ["laptop"] * 400

@@ -108,8 +108,10 @@ def _is_cjk(word: str) -> bool:
     )
 
 
+@lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
-    """A conservative English stem: plurals, -ing, -ed, -ly. Non-ASCII words are unchanged."""
+    """A conservative English stem: plurals, -ing, -ed, -ly. Non-ASCII words are unchanged.
+    Cached: the same words come back in every text."""
     if word in _IRREGULAR:
         return _IRREGULAR[word]
     if not word.isascii() or not word.isalpha() or len(word) <= 3:
@@ -143,8 +145,24 @@ def words(text: str) -> list[str]:
     return _word_pattern().findall(norm)
 
 
+CACHED_TEXT = 1_000
+"""Texts up to this many characters keep their tokens in a bounded cache (a served turn analyses
+the same knowledge sentences, memories and messages again and again)."""
+
+
 def analyze(text: str, *, stop: bool = True) -> list[str]:
     """BM25 tokens of ``text`` (see the module contract). ``stop=False`` keeps stop words."""
+    if len(text) <= CACHED_TEXT:
+        return list(_analyze_cached(text, stop))
+    return _analyze(text, stop)
+
+
+@lru_cache(maxsize=4_096)
+def _analyze_cached(text: str, stop: bool) -> tuple[str, ...]:
+    return tuple(_analyze(text, stop))
+
+
+def _analyze(text: str, stop: bool) -> list[str]:
     out: list[str] = []
     for word in words(text):
         if stop and word in STOPWORDS:
