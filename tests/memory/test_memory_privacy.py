@@ -48,6 +48,24 @@ def test_detects(text: str, kind: str) -> None:
     assert f"[REDACTED:{kind}]" in redact(text)
 
 
+def test_a_secret_right_after_its_keyword_carries_a_digit_or_a_symbol() -> None:
+    assert [f.kind for f in detect("my password hunter2")] == ["secret"]
+    assert [f.kind for f in detect("password: reset")] == ["secret"]  # "is", ":" or "="
+    assert detect("the password policy.") == []
+
+
+def test_echoes_are_redacted_unless_the_knowledge_publishes_them() -> None:
+    from smartctx.memory.privacy import redact_echoes
+
+    guide = "Report a stolen laptop to helpdesk@example.com within 24 hours."
+    reply = "Write to helpdesk@example.com; you gave me jo@example.org and hunter2x."
+    asked = "I am jo@example.org, my password is hunter2x"
+    out = redact_echoes(reply, asked, public=[guide])
+    assert "helpdesk@example.com" in out
+    assert "jo@example.org" not in out and "hunter2x" not in out
+    assert "helpdesk@example.com" not in redact_echoes(reply, asked)  # nothing published
+
+
 def test_luhn_rejects_random_digit_runs() -> None:
     assert luhn_ok("4111111111111111")
     assert not luhn_ok("4111111111111112")
@@ -62,6 +80,9 @@ def test_luhn_rejects_random_digit_runs() -> None:
         "pin the message to the top",
         "eyJ is how a JWT starts",
         "sk-short",
+        "Does the password reset site need the VPN?",
+        "the token expires after an hour",
+        "How long must a new password be?",
     ],
 )
 def test_near_misses_are_not_redacted(text: str) -> None:

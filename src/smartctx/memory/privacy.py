@@ -146,8 +146,17 @@ def _regex(kind: str, pattern: re.Pattern[str], text: str, group: int = 0) -> It
         yield Finding(kind, m.start(group), m.end(group))
 
 
+_TRAILING = ".,;:!?)]}\"'"
+
+
 def _secrets(text: str) -> Iterable[Finding]:
-    yield from _regex("secret", _SECRET_AFTER, text, group=3)
+    for m in _SECRET_AFTER.finditer(text):
+        if not m.group(2).strip() and m.group(3).rstrip(_TRAILING).isalpha():
+            # "password reset", "token expiry", "secret santa": a plain word right after the
+            # keyword names what it is about; a secret follows "is", ":" or "=", or carries a
+            # digit or a symbol ("password hunter2")
+            continue
+        yield Finding("secret", m.start(3), m.end(3))
     yield from _regex("secret", _PIN, text, group=1)
     yield from _regex("secret", _KEY_LIKE, text)
 
@@ -205,13 +214,34 @@ def _redact(text: str, regions: tuple[str, ...]) -> str:
     return "".join(out)
 
 
-def redact_echoes(text: str, source: str, *, regions: tuple[str, ...] = ("US", "KR")) -> str:
+def redact_echoes(
+    text: str,
+    source: str,
+    *,
+    public: Iterable[str] = (),
+    regions: tuple[str, ...] = ("US", "KR"),
+) -> str:
     """``text`` redacted, and also cleared of every sensitive value found in ``source`` (a reply
-    that repeats the user's password without the word "password" still loses it)."""
-    out = redact(text, regions=regions)
+    that repeats the user's password without the word "password" still loses it).
+
+    A value found verbatim in one of the ``public`` texts (the knowledge-base passages the reply
+    answers from: "write to helpdesk@example.com") is published, not personal: it stays."""
+    published = [p for p in public if p]
+    if not published:
+        out = redact(text, regions=regions)
+    else:
+        parts: list[str] = []
+        last = 0
+        for f in detect(text, regions=regions):
+            value = text[f.start : f.end]
+            if any(value in p for p in published):
+                continue
+            parts += [text[last : f.start], f"[REDACTED:{f.kind}]"]
+            last = f.end
+        out = "".join([*parts, text[last:]])
     for f in detect(source, regions=regions):
         value = source[f.start : f.end]
-        if len(value) >= 4:
+        if len(value) >= 4 and not any(value in p for p in published):
             out = out.replace(value, f"[REDACTED:{f.kind}]")
     return out
 

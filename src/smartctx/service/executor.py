@@ -19,7 +19,8 @@ For a message in context ``(owner, contextId)`` the executor, holding the contex
    and scores its recall ahead, on the indexer's pool while its providers search),
    persists the window (one transaction), then runs ``after_turn`` hooks;
 5. answers with an artifact whose text is the reply (detected secrets redacted, also those
-   the reply repeats from the user's message) and whose metadata holds
+   the reply repeats from the user's message; a value the turn's knowledge-base passages hold,
+   such as a helpdesk address, is published and stays) and whose metadata holds
    ``{"smartctx": {"events": [...], "snapshot": {compact}, "promptTokens": n}}`` (camelCase
    keys, see :mod:`smartctx.service.wire`) plus what the hooks returned, and completes the task.
 
@@ -52,7 +53,7 @@ from smartctx.agents.models import ChatMessages, StreamingChatModel, TokenSink
 from smartctx.core.errors import SmartCtxError
 from smartctx.core.settings import Settings
 from smartctx.core.slots import Event, EventKind, Slot, SlotKind
-from smartctx.memory.privacy import is_sensitive, redact_echoes
+from smartctx.memory.privacy import detect, redact_echoes
 from smartctx.service.artifact_stream import ArtifactStream
 from smartctx.service.contexts import (
     ContextRegistry,
@@ -101,12 +102,14 @@ class _TurnModel:
         memory_rule: bool,
         formatter: HistoryFormatter | None,
         precompute: TurnPrecompute | None = None,
+        public: Callable[[], list[str]] | None = None,
     ) -> None:
         self.inner = inner
         self.name = inner.name
         self.memory_rule = memory_rule
         self.formatter = formatter
         self.precompute = precompute
+        self.public = public
 
     def _prepare(self, messages: ChatMessages) -> ChatMessages:
         out = [dict(m) for m in messages]
@@ -127,7 +130,8 @@ class _TurnModel:
         # agent slot and the stored pair all get the redacted text.
         prepared = self._prepare(messages)
         reply = await self.inner.complete(prepared, temperature=temperature)
-        reply = redact_echoes(reply, _asked(prepared))
+        public = self.public() if self.public is not None else []
+        reply = redact_echoes(reply, _asked(prepared), public=public)
         if self.precompute is not None:
             await self.precompute.reply(reply)
         return reply
@@ -136,13 +140,37 @@ class _TurnModel:
         self, messages: ChatMessages, *, temperature: float | None = None
     ) -> AsyncIterator[str]:
         """The inner model's chunks, or its whole reply as one chunk if it does not stream. A
-        turn whose request holds a secret is not streamed: its reply is redacted whole first."""
+        turn whose prompt holds a secret (the request, or an earlier message of the thread; a
+        value of the knowledge-base passages is published, not secret) is not streamed: its
+        reply is redacted whole first."""
         prepared = self._prepare(messages)
-        if isinstance(self.inner, StreamingChatModel) and not is_sensitive(_asked(prepared)):
+        public = self.public() if self.public is not None else []
+        if isinstance(self.inner, StreamingChatModel) and not _holds_private(prepared, public):
             async for chunk in self.inner.stream(prepared, temperature=temperature):
                 yield chunk
         else:
             yield await self.complete(messages, temperature=temperature)
+
+
+def knowledge_in(window: Any) -> list[str]:
+    """The knowledge-base passages in ``window`` (``rag_doc`` slots from ``kb:`` sources): what
+    a reply quotes from them (a helpdesk address) is published, not the user's secret."""
+    return [
+        slot.text
+        for slot in window.active
+        if slot.kind is SlotKind.RAG_DOC and (slot.source_id or "").startswith("kb:")
+    ]
+
+
+def _holds_private(messages: ChatMessages, public: list[str]) -> bool:
+    """Whether a message holds a sensitive value that no ``public`` text holds."""
+    for message in messages:
+        text = str(message.get("content", ""))
+        for found in detect(text):
+            value = text[found.start : found.end]
+            if not any(value in p for p in public):
+                return True
+    return False
 
 
 def _asked(messages: ChatMessages) -> str:
@@ -292,7 +320,13 @@ class SmartctxExecutor(AgentExecutor):
             if self.indexer is not None and live.window.recaller is not None:
                 providers = [*providers, RecallSettled(self.indexer, live)]
             agent = Agent(
-                _TurnModel(self.model, bool(turn.slots), self.history_formatter, self.precompute),
+                _TurnModel(
+                    self.model,
+                    bool(turn.slots),
+                    self.history_formatter,
+                    self.precompute,
+                    public=lambda: knowledge_in(live.window),
+                ),
                 providers,
                 summarizer=self.summarizer,
             )
