@@ -139,3 +139,19 @@ def test_embed_queries_is_used_for_the_query() -> None:
     ix.prepare_queries(["query two", "query one", "query three"])
     ix.search("query three")
     assert calls == ["query one", "query two | query three"]
+
+
+def test_equal_values_share_the_mean_of_the_ranks_they_span() -> None:
+    from smartctx.retrieval.hybrid import mean_ranks
+
+    values = np.array([0.5, 0.2, 0.5, 0.9, 0.2, 0.5])
+    # 0.2 x2 hold ranks 1-2, 0.5 x3 ranks 3-5, 0.9 rank 6
+    assert mean_ranks(values).tolist() == [4.0, 1.5, 4.0, 6.0, 1.5, 4.0]
+    assert mean_ranks(np.array([])).tolist() == []
+    rng = np.random.default_rng(0)
+    for size in (1, 7, 300):
+        drawn = np.round(rng.random(size), 1)  # many ties
+        ordered = np.sort(drawn)
+        first = np.searchsorted(ordered, drawn, side="left") + 1
+        last = np.searchsorted(ordered, drawn, side="right")
+        assert mean_ranks(drawn).tolist() == ((first + last) / 2.0).tolist()

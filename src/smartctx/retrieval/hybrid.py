@@ -8,7 +8,9 @@
 - the BM25 index grows with each add (:mod:`smartctx.retrieval.bm25`, bm25s's Lucene scores):
   a search after an add costs the query terms' postings, never a rebuild of the whole index;
 - fusion: ``score(d) = sum_i w_i / (rrf_k + rank_i(d))`` over the BM25 and the vector rankings,
-  ranks counted from 1 among the documents that pass ``where`` (ties share their mean rank); a
+  ranks counted from 1 among the documents that pass ``where`` (ties share their mean rank:
+  identical documents get identical credit, another list decides between them, and a large tie,
+  say every turn of one speaker matching only the name, is not promoted to its best rank); a
   document absent from the BM25 list (no shared term) gets nothing from it;
 - ties are broken by id, so results are deterministic for the same contents and query;
 - not thread-safe for concurrent writers; callers serialise ``add``/``remove``.
@@ -57,6 +59,22 @@ def id_ranks(ids: Sequence[str]) -> npt.NDArray[np.int64]:
     ranks = np.empty(len(ids), dtype=np.int64)
     ranks[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
     return ranks
+
+
+def mean_ranks(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The rank of each value in ascending order, counted from 1; equal values share the mean
+    of the ranks they span (one sort, then linear work over the runs of equal values)."""
+    size = len(values)
+    out = np.empty(size, dtype=np.float64)
+    if not size:
+        return out
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    runs = np.diff(np.append(starts, size))
+    # a run from 0-based position a to b - 1 holds ranks a + 1 .. b: their mean is (a + 1 + b) / 2
+    out[order] = np.repeat((2 * starts + 1 + runs) / 2.0, runs)
+    return out
 
 
 def rank_of(
@@ -312,14 +330,7 @@ class HybridIndex:
                 continue
             allowed = mask & (scores > 0) if positive else mask
             positions = np.flatnonzero(allowed)
-            values = -np.asarray(scores, dtype=np.float64)[positions]
-            # Equal scores share the average of the ranks they span, so identical documents get
-            # identical credit (another list decides between them) and a large tie (say, every
-            # turn of one speaker matching only the name) is not promoted to its best rank.
-            ordered = np.sort(values)
-            first = np.searchsorted(ordered, values, side="left") + 1
-            last = np.searchsorted(ordered, values, side="right")
-            ranks = (first + last) / 2.0
+            ranks = mean_ranks(-np.asarray(scores, dtype=np.float64)[positions])
             fused[positions] += weight / (self.rrf_k + ranks)
         return fused
 
