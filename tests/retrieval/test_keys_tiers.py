@@ -65,3 +65,37 @@ def test_session_and_entity_keys_carry_provenance() -> None:
     lisbon = next(k for k in ents if k.id == "entity:Lisbon")
     assert lisbon.provenance == ("t1.1", "t2.1")
     assert lisbon.span is not None and lisbon.span[0].month == 5 and lisbon.span[1].month == 6
+
+
+def test_the_key_table_dates_keys_as_overlap_does() -> None:
+    from datetime import date, timedelta
+
+    import numpy as np
+
+    from smartctx.retrieval.dates import overlap
+    from smartctx.retrieval.keys_tiers import KeyTable, TierKey
+
+    day = date(2023, 5, 1)
+    spans = [
+        (day + timedelta(d), day + timedelta(d + length))
+        for d, length in [(0, 0), (3, 10), (40, 0), (-100, 2), (15, 30)]
+    ]
+    keys = [TierKey(f"fact:{i}", "fact", "x", (f"t{i}",), span) for i, span in enumerate(spans)]
+    keys += [
+        TierKey("entity:Rex", "entity", "Rex", ("t0",), spans[0]),
+        TierKey("session:s1", "session", "s", ("t0", "t1", "t9"), None),
+    ]
+    table = KeyTable()
+    rows = [np.array([i], dtype=np.intp) for i in range(len(spans))]
+    rows += [np.array([0]), np.array([0, 1, -1])]
+    table.put(list(range(len(keys))), keys, rows)
+    asked = [(day + timedelta(5), day + timedelta(5)), (day + timedelta(60), day + timedelta(90))]
+    near = table.near(asked)
+    for i, key in enumerate(keys):
+        expected = 0.0
+        if key.span is not None and key.kind != "entity":
+            expected = max(overlap(key.span, s) for s in asked)
+        assert near[i] == expected
+    found, which = table.gather(np.array([6, 1]))
+    assert found.tolist() == [0, 1, 1] and which.tolist() == [0, 0, 1]  # a turn not indexed: out
+    assert table.kind.tolist() == [0, 0, 0, 0, 0, 2, 1]

@@ -143,3 +143,18 @@ def test_window_recalls_through_it() -> None:
     assert prompt.recalled[0].source_id == "D1:1"
     assert any(e.kind is EventKind.RECALLED for e in prompt.events)
     assert "vpn.example.org" in prompt.text
+
+
+def test_best_takes_the_k_highest_ties_by_id_without_sorting_them_all() -> None:
+    from smartctx.retrieval.recall import best
+
+    slots = [Slot(SlotKind.USER, f"turn {i}", id=f"t{i:03d}") for i in range(200)]
+    rng = np.random.default_rng(5)
+    scored = {s.id: float(v) for s, v in zip(slots, np.round(rng.random(200), 1), strict=True)}
+    expected = sorted(scored, key=lambda i: (-scored[i], i))
+    by_id = {s.id: s for s in slots}
+    for k in (0, 1, 7, 30, 200, 250):
+        ranked = best(scored, slots, k)
+        assert [s.id for s, _ in ranked] == expected[:k]
+        assert best(scored, slots, k, by_id=by_id) == ranked
+        assert all(scored[s.id] == v for s, v in ranked)

@@ -54,3 +54,32 @@ def test_diversity_chooses_only_the_places_asked_for() -> None:
     scores = np.array([1.0, 0.95, 0.9, 0.5])
     assert diversify(scores, vectors, 1.5, limit=2).tolist() == [0, 2, 1, 3]
     assert diversify(scores, vectors, 1.5, limit=1).tolist() == [0, 1, 2, 3]
+
+
+def test_a_neighbourhood_grown_in_batches_equals_one_built_at_once() -> None:
+    from smartctx.retrieval.rerank import Neighbourhood
+
+    groups = ["a", "a", "b", "a", "b", "b", "c", "a", "c", "b"]
+    grown = Neighbourhood(2)
+    for start in range(0, len(groups), 3):
+        grown.extend(groups[start : start + 3])
+    assert len(grown) == len(groups)
+    for distance in (1, 2):
+        before, after = neighbours(groups, distance)
+        assert grown.at(distance)[0].tolist() == before.tolist()
+        assert grown.at(distance)[1].tolist() == after.tolist()
+    scores = np.linspace(0.0, 1.0, len(groups))
+    assert (
+        spread(scores, grown, [0.2, 0.35]).tolist() == spread(scores, groups, [0.2, 0.35]).tolist()
+    )
+
+
+def test_top_equals_a_full_sort_ties_by_position() -> None:
+    from smartctx.retrieval.rerank import top
+
+    rng = np.random.default_rng(3)
+    values = np.round(rng.random(500), 1)  # many ties at the cut
+    positions = np.flatnonzero(values > 0.15)
+    full = positions[np.lexsort((positions, -values[positions]))]
+    for k in (0, 1, 5, 37, len(positions), len(positions) + 3):
+        assert top(values, positions, k).tolist() == full[:k].tolist()

@@ -245,3 +245,87 @@ def test_diversity_brings_the_second_evidence_turn_above_a_repeat_of_the_first()
     assert top(lexical, question, slots, 12) == top(
         TieredRecaller(weights=replace(OFF, diversity=0.0)), question, slots, 12
     )
+
+
+READS: list[str] = []
+
+
+class Watched(Slot):
+    """A slot that notes whose metadata is read (ranking reads speaker, session and time)."""
+
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "metadata":
+            READS.append(object.__getattribute__(self, "id"))
+        return object.__getattribute__(self, name)
+
+
+def watched(n: int, start: int = 0) -> list[Slot]:
+    out: list[Slot] = []
+    for i in range(start, start + n):
+        text = f"{FILLER[i % 4]}, and the parcel {i} went to {['Porto', 'Lisbon', 'Oslo'][i % 3]}"
+        meta = {"speaker": "Ana" if i % 2 else "Ben", "time": "2023-05-08T10:00", "session": 1}
+        out.append(Watched(SlotKind.USER, text, id=f"w{i:04d}", metadata=meta))
+    return out
+
+
+def test_asking_again_over_the_same_candidates_does_no_work_per_candidate() -> None:
+    slots = watched(300)
+    recaller = TieredRecaller(embedder=HashingEmbedder(), lean=True)
+    recaller.rank("Where did the parcel go?", slots, 8)
+    READS.clear()
+    recaller.rank("Which parcel went to Oslo with Ben?", list(slots), 8)
+    # only the best turns the second hop reads (their photo captions), not all 300
+    assert len(set(READS)) <= recaller.weights.hop_depth
+    more = slots + watched(2, start=300)
+    recaller.prepare(more[-2:])  # indexing reads its neighbours: the service does it apart
+    READS.clear()
+    recaller.rank("What went to Lisbon?", more, 8)
+    assert len(set(READS)) <= recaller.weights.hop_depth + 2  # and the two new turns
+    # the same view, grown: kept between queries, not rebuilt
+    view = recaller.view(more)
+    assert recaller.view(list(more)) is view and len(view.slots) == 302
+
+
+def test_rankings_over_a_growing_archive_equal_those_of_a_recaller_asked_once() -> None:
+    slots = watched(120)
+    slots[40:44] = [
+        turn(40, "Ana", "I adopted a puppy called Rex on 3 May 2023", session=2, day="2023-05-09"),
+        turn(41, "Ben", "Rex is a lovely name for a puppy", session=2, day="2023-05-09"),
+        turn(42, "Ana", "Ben, your sister plays the violin in Porto", session=2, day="2023-05-09"),
+        turn(43, "Ben", "She moved there in spring", session=2, day="2023-05-09"),
+    ]
+    questions = [
+        "What is the name of Ana's puppy?",
+        "What did Ana do on 3 May 2023?",
+        "Where does Ben's sister play?",
+        "Where did the parcel 17 go?",
+    ]
+    grown = TieredRecaller(embedder=HashingEmbedder(), lean=True)
+    only_ben = grown.filtered(speaker="Ben")
+    batches: list[list[Slot]] = []
+    for end in range(10, len(slots) + 1, 10):
+        batches.append(slots[end - 10 : end])
+        grown.prepare(batches[-1])
+        archive = slots[:end]
+        once = TieredRecaller(embedder=HashingEmbedder(), lean=True)
+        for batch in batches:  # the same index, no views kept
+            once.prepare(batch)
+        for question in questions:
+            assert grown.rank(question, archive, 10) == once.rank(question, list(archive), 10)
+            assert only_ben.rank(question, archive, 10) == once.filtered(speaker="Ben").rank(
+                question, list(archive), 10
+            )
+            doubled = archive + archive[:2]  # a repeated id scores at its last place
+            assert grown.rank(question, doubled, 10) == once.rank(question, list(doubled), 10)
+
+
+def test_a_text_changed_in_place_is_searched_by_its_new_text() -> None:
+    slots = conversation({})
+    recaller = TieredRecaller(embedder=HashingEmbedder(), lean=True)
+    assert top(recaller, "zebra crossing", slots, 1) != ["s1:05"]
+    slots[5].text = "We waited at the zebra crossing"
+    assert top(recaller, "zebra crossing", slots, 1) == ["s1:05"]
+    recaller.forget(["s1:05"])
+    assert "s1:05" not in top(recaller, "zebra crossing", slots[:5] + slots[6:], 3)

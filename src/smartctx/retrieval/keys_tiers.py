@@ -18,7 +18,8 @@ what the tiers know about it, in the words a question uses, and carry the turn i
 Turns are slots with ``metadata["speaker"]``, ``metadata["time"]`` (ISO-8601) and optionally
 ``metadata["session"]``; slots are given in conversation order. Extraction is pure, offline and
 deterministic, linear in the text; :class:`KeyExtractor` is the protocol an LLM-backed extractor
-(:mod:`smartctx.retrieval.keys_llm`) also implements.
+(:mod:`smartctx.retrieval.keys_llm`) also implements. :class:`KeyTable` holds indexed keys as
+arrays, so ranking reads their kinds, provenance and dates without a loop over every key.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
 
 from smartctx.core.slots import Slot
 from smartctx.retrieval.analysis import analyze
@@ -281,3 +285,75 @@ def group_sessions(turns: Sequence[Slot]) -> dict[str, list[Slot]]:
     for slot in turns:
         out[session_of(slot)].append(slot)
     return dict(out)
+
+
+Rows = npt.NDArray[np.intp]
+
+
+class KeyTable:
+    """Indexed keys as arrays, one entry per key position (the key index's storage order): the
+    kind (its place in :data:`KINDS`), the provenance as rows of the turns' index, and the span
+    as day ordinals for keys dated by ``span`` (facts and sessions; an entity's span is only its
+    first and last mention). The owner keeps it aligned: :meth:`put` after adding or changing
+    keys, :meth:`reset` after positions move (forgetting). Cost: ``put`` the keys given and their
+    provenance; reading the arrays is free."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def reset(self) -> None:
+        """Forget every key (before positions are renumbered, by forgetting)."""
+        self.kind = np.empty(0, dtype=np.int8)
+        self.dated = np.empty(0, dtype=bool)
+        self.first = np.empty(0, dtype=np.int64)
+        self.last = np.empty(0, dtype=np.int64)
+        self.provenance: list[Rows] = []
+
+    def put(self, positions: Sequence[int], keys: Sequence[TierKey], rows: Sequence[Rows]) -> None:
+        """Record ``keys`` at their index ``positions`` with their provenance ``rows`` (rows
+        below 0, turns not in the index, are left out)."""
+        if not keys:
+            return
+        size = max(len(self), max(positions) + 1)
+        if size > len(self):
+            grow = size - len(self)
+            self.kind = np.concatenate([self.kind, np.full(grow, -1, dtype=np.int8)])
+            self.dated = np.concatenate([self.dated, np.zeros(grow, dtype=bool)])
+            self.first = np.concatenate([self.first, np.zeros(grow, dtype=np.int64)])
+            self.last = np.concatenate([self.last, np.zeros(grow, dtype=np.int64)])
+            self.provenance += [np.empty(0, dtype=np.intp)] * grow
+        for position, key, found in zip(positions, keys, rows, strict=True):
+            self.kind[position] = KINDS.index(key.kind) if key.kind in KINDS else -1
+            dated = key.span is not None and key.kind != "entity"
+            self.dated[position] = dated
+            if key.span is not None and dated:
+                self.first[position] = key.span[0].toordinal()
+                self.last[position] = key.span[1].toordinal()
+            self.provenance[position] = found[found >= 0]
+
+    def gather(self, positions: Rows) -> tuple[Rows, Rows]:
+        """The provenance rows of the keys at ``positions``, in their order, and for each row the
+        index in ``positions`` of the key it came from."""
+        parts = [self.provenance[p] for p in positions.tolist()]
+        if not parts:
+            return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
+        sizes = [len(part) for part in parts]
+        which = np.repeat(np.arange(len(parts), dtype=np.intp), sizes)
+        return np.concatenate(parts), which
+
+    def near(self, spans: Sequence[Span]) -> npt.NDArray[np.float64]:
+        """For every key, how well its span agrees with the best of ``spans``
+        (:func:`~smartctx.retrieval.dates.overlap`, vectorised); 0 for undated keys."""
+        out = np.zeros(len(self), dtype=np.float64)
+        for start, end in spans:
+            begin, finish = start.toordinal(), end.toordinal()
+            shared = (self.first <= finish) & (begin <= self.last)
+            gap = np.where(self.last < begin, begin - self.last, self.first - finish)
+            with np.errstate(divide="ignore"):
+                score = np.where(shared, 1.0, 15.0 / (15.0 + gap))
+            np.maximum(out, score, out=out)
+        out[~self.dated] = 0.0
+        return out

@@ -12,7 +12,7 @@ and adds the second pass's scores at ``weights.hop``: ``first + hop * second``. 
 same for every question; with no new terms, or ``hop == 0``, the first pass is the answer.
 
 Cost: at most one more ranking pass (one query embedding, one BM25 pass, one matrix-vector
-product over turns and keys).
+product over turns and keys); choosing the hits is a partial sort, the terms read only them.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import numpy as np
 from smartctx.core.slots import Slot
 from smartctx.retrieval.analysis import analyze
 from smartctx.retrieval.keys_tiers import names, speaker_of
+from smartctx.retrieval.rerank import top
 
 if TYPE_CHECKING:
     from smartctx.retrieval.tiered import Scores, TieredRecaller
@@ -74,18 +75,26 @@ def second_query(query: str, terms: Sequence[str]) -> str:
     return f"{query} {' '.join(terms)}" if terms else query
 
 
-def hop_scores(recaller: TieredRecaller, query: str, candidates: Sequence[Slot]) -> Scores:
-    """``first + hop * second`` over ``candidates`` (see the module doc)."""
+def hop_scores(
+    recaller: TieredRecaller,
+    query: str,
+    candidates: Sequence[Slot],
+    *,
+    speakers: frozenset[str] | None = None,
+) -> Scores:
+    """``first + hop * second`` over ``candidates`` (see the module doc). ``speakers`` are the
+    candidates' speakers when the caller knows them (else they are read from the candidates)."""
     first = recaller.first_pass(query, candidates)
     w = recaller.weights
     if w.hop <= 0 or w.hop_depth <= 0 or (w.hop_terms <= 0 and w.hop_feedback <= 0):
         return first
-    best = np.lexsort((np.arange(len(first)), -first))[: w.hop_depth]
-    top = [candidates[i] for i in best if first[i] > 0]
-    speakers = frozenset(speaker_of(s) for s in candidates if speaker_of(s))
-    terms = hop_terms(query, top, w.hop_terms, speakers)
+    best = top(first, np.arange(len(first)), w.hop_depth)
+    hits = [candidates[i] for i in best.tolist() if first[i] > 0]
+    if speakers is None:
+        speakers = frozenset(speaker_of(s) for s in candidates if speaker_of(s))
+    terms = hop_terms(query, hits, w.hop_terms, speakers)
     df, turns = recaller.document_frequencies()
-    terms += feedback_terms(query, top[:FEEDBACK_DEPTH], w.hop_feedback, df, turns)
+    terms += feedback_terms(query, hits[:FEEDBACK_DEPTH], w.hop_feedback, df, turns)
     if not terms:
         return first
     return first + w.hop * recaller.first_pass(second_query(query, terms), candidates)

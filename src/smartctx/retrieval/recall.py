@@ -20,7 +20,7 @@ It implements the core :class:`~smartctx.core.recall.Recaller` protocol, so the 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -55,10 +55,26 @@ class RecallFilter:
         return not (self.until is not None and when > self.until)
 
 
-def best(scored: dict[str, float], candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
-    """The at most ``k`` scored candidates, best first, ties by slot id."""
-    by_id = {s.id: s for s in candidates}
-    order = sorted(scored, key=lambda i: (-scored[i], i))[: max(0, k)]
+def best(
+    scored: dict[str, float],
+    candidates: Sequence[Slot],
+    k: int,
+    *,
+    by_id: Mapping[str, Slot] | None = None,
+) -> list[tuple[Slot, float]]:
+    """The at most ``k`` scored candidates, best first, ties by slot id. ``by_id`` maps the
+    candidates' ids to them (the last of a repeated id) when the caller has it. Cost: a numpy
+    pass over the scores and a sort of the ``k`` best (and those tied with the k-th)."""
+    if k <= 0 or not scored:
+        return []
+    ids = list(scored)
+    if len(ids) > k:
+        values = np.fromiter(scored.values(), dtype=np.float64, count=len(ids))
+        kth = np.partition(values, len(ids) - k)[len(ids) - k]
+        ids = [ids[p] for p in np.flatnonzero(values >= kth).tolist()]
+    order = sorted(ids, key=lambda i: (-scored[i], i))[:k]
+    if by_id is None:
+        by_id = {s.id: s for s in candidates}
     return [(by_id[i], scored[i]) for i in order]
 
 
@@ -167,8 +183,18 @@ class HybridRecaller:
         if not allowed or not query.strip():
             return {}
         self.prepare(allowed)
-        index, context, weight = self._index, self._context, self.context_weight
+        index = self._index
         mask = index.mask(among={s.id for s in allowed})
+        fused = self.fused(query, allowed, mask)
+        ids = index.ids
+        return {ids[p]: float(fused[p]) for p in np.flatnonzero(mask & (fused > 0))}
+
+    def fused(self, query: str, allowed: Sequence[Slot], mask: Mask) -> npt.NDArray[np.float64]:
+        """The fused score of every indexed slot (the index's storage order) among ``mask``, 0
+        elsewhere: the slots of ``allowed``, which must be indexed (:meth:`prepare`). Costs a
+        BM25 pass and a matrix-vector product over the index; ``allowed`` is read only for
+        recency."""
+        index, context, weight = self._index, self._context, self.context_weight
         dense = index.vector_scores(query)
         extra: list[tuple[npt.NDArray[np.float32], float]] = []
         if weight > 0:
@@ -180,8 +206,7 @@ class HybridRecaller:
         fused = index.fuse(index.lexical_scores(query), dense, mask, extra=extra)
         if self.recency_weight > 0:
             fused += self._recency(allowed, mask)
-        ids = index.ids
-        return {ids[p]: float(fused[p]) for p in np.flatnonzero(mask & (fused > 0))}
+        return fused
 
     def _recency(self, allowed: Sequence[Slot], mask: Mask) -> npt.NDArray[np.float64]:
         ids = self._index.ids

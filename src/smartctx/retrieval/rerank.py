@@ -14,7 +14,9 @@ with the highest ``score / best score - weight * (its highest cosine to a turn a
 
 The rules are the same for every question; the weights are global
 (:class:`~smartctx.retrieval.tiered.TierWeights`). Pure and deterministic; ``spread`` is O(n)
-numpy work over n candidates, ``diversify`` O(min(k, pool) x pool x dim) for the k places asked.
+numpy work over n candidates once their :class:`Neighbourhood` is known (which grows by the turns
+appended, so a recaller keeps it between queries), ``diversify`` O(min(k, pool) x pool x dim) for
+the k places asked, :func:`top` O(n) numpy work and a sort of the k best.
 
 (Measured and dropped: a greedy re-ranking that spreads the top over sessions, which lowered
 recall@10 on LoCoMo at every penalty tried.)
@@ -23,6 +25,7 @@ recall@10 on LoCoMo at every penalty tried.)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -34,35 +37,81 @@ DIVERSITY_POOL = 100
 """How many of the best turns :func:`diversify` re-orders (the rest keep their order)."""
 
 
+class Neighbourhood:
+    """The positions of each turn's neighbours ``1..depth`` turns before and after it in the same
+    session (-1 when none), for turns given in conversation order with their session groups.
+    :meth:`extend` appends turns: it costs the new turns, not the ones before them."""
+
+    def __init__(self, depth: int = 2) -> None:
+        self.depth = depth
+        self._before = [np.empty(0, dtype=np.intp) for _ in range(depth)]
+        self._after = [np.empty(0, dtype=np.intp) for _ in range(depth)]
+        self._last: dict[str, list[int]] = {}  # group -> its last ``depth`` positions
+
+    def __len__(self) -> int:
+        return len(self._before[0]) if self.depth else 0
+
+    def extend(self, groups: Sequence[str]) -> None:
+        """Append turns (their session groups, in conversation order)."""
+        start = len(self)
+        blank = np.full(len(groups), -1, dtype=np.intp)
+        self._before = [np.concatenate([b, blank]) for b in self._before]
+        self._after = [np.concatenate([a, blank]) for a in self._after]
+        for i, group in enumerate(groups, start):
+            earlier = self._last.setdefault(group, [])
+            for distance in range(1, min(self.depth, len(earlier)) + 1):
+                j = earlier[-distance]
+                self._before[distance - 1][i] = j
+                self._after[distance - 1][j] = i
+            earlier.append(i)
+            del earlier[: -self.depth or None]
+
+    def at(self, distance: int) -> tuple[Index, Index]:
+        """The turn ``distance`` places before and after each turn (1 <= distance <= depth)."""
+        return self._before[distance - 1], self._after[distance - 1]
+
+
 def neighbours(groups: Sequence[str], distance: int = 1) -> tuple[Index, Index]:
     """For turns in conversation order with their session ``groups``: the position of the turn
     ``distance`` turns before and after each one in the same session (-1 when none)."""
-    n = len(groups)
-    before = np.full(n, -1, dtype=np.intp)
-    after = np.full(n, -1, dtype=np.intp)
-    seen: dict[str, list[int]] = {}
-    for i, group in enumerate(groups):
-        earlier = seen.setdefault(group, [])
-        if len(earlier) >= distance:
-            j = earlier[-distance]
-            before[i] = j
-            after[j] = i
-        earlier.append(i)
-    return before, after
+    hood = Neighbourhood(distance)
+    hood.extend(groups)
+    return hood.at(distance)
 
 
-def spread(scores: Scores, groups: Sequence[str], weights: Sequence[float]) -> Scores:
+def spread(
+    scores: Scores, groups: Sequence[str] | Neighbourhood, weights: Sequence[float]
+) -> Scores:
     """``scores`` plus, for each distance d = 1, 2, ..., ``weights[d - 1]`` times the best score
     of the turns d places before and after in the same session (see the module doc). ``scores``
-    and ``groups`` are over the same turns in conversation order; returns a new array."""
+    and ``groups`` (or their :class:`Neighbourhood`, of depth ``len(weights)`` at least) are over
+    the same turns in conversation order; returns a new array."""
     base = np.asarray(scores, dtype=np.float64)
     out = base.copy()
     padded = np.append(base, 0.0)  # position -1 reads the trailing 0
+    hood = groups
+    if not isinstance(hood, Neighbourhood):
+        hood = Neighbourhood(len(weights))
+        hood.extend(groups)  # type: ignore[arg-type]
     for distance, weight in enumerate(weights, 1):
         if weight <= 0 or not len(base):
             continue
-        before, after = neighbours(groups, distance)
+        before, after = hood.at(distance)
         out += weight * np.maximum(padded[before], padded[after])
+    return out
+
+
+def top(values: npt.NDArray[Any], positions: Index, k: int) -> Index:
+    """The at most ``k`` of ``positions`` (ascending) with the highest ``values``, best first,
+    ties by position: ``positions[np.lexsort((positions, -values[positions]))][:k]`` without
+    sorting them all (those tied with the k-th value are all kept for the sort)."""
+    chosen = positions
+    if len(positions) > k > 0:
+        worth = np.asarray(values, dtype=np.float64)[positions]
+        kth = np.partition(worth, len(worth) - k)[len(worth) - k]
+        chosen = positions[worth >= kth]
+    worth = -np.asarray(values, dtype=np.float64)[chosen]
+    out: Index = chosen[np.lexsort((chosen, worth))][: max(0, k)]
     return out
 
 

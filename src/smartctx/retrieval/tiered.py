@@ -21,6 +21,13 @@ and the service use it like :class:`~smartctx.retrieval.recall.HybridRecaller`).
   session and the entity keys they mention (re-embedded only when the key text changes); the
   extractor sees the whole session a new turn belongs to. Ranking costs one BM25 pass and one
   matrix-vector product over turns and keys, and at most one more for the second hop;
+- what ranking reads of a list of candidates (their rows in the turns' index, sessions and
+  neighbours, speakers) is kept in a :class:`CandidateView` while the list stands: asking again
+  over the same list (the same slot objects with the same texts), or over it with turns
+  appended, costs a comparison done in C and the new turns, never Python work per candidate;
+  the keys' kinds, provenance and dates are arrays (:class:`~.keys_tiers.KeyTable`), so fusion is
+  numpy work. A slot changed in place keeps its id's place only if its text changes (then the
+  view is rebuilt); give a new slot object, or ``forget`` it, when only its metadata changes;
 - filters, forgetting and determinism are as in ``HybridRecaller`` (ties break by slot id);
 - ``lean=True`` (the service) matches the keys by BM25 alone, as in the run that chose the
   default weights, so indexing a turn embeds its turn key only (no fact, session or entity key
@@ -30,9 +37,11 @@ and the service use it like :class:`~smartctx.retrieval.recall.HybridRecaller`).
 from __future__ import annotations
 
 import copy
+import itertools
+import operator
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,19 +51,21 @@ from smartctx.core.embeddings import Embedder, RetrievalEmbedder
 from smartctx.core.errors import InvalidInput
 from smartctx.core.slots import Slot
 from smartctx.retrieval.analysis import analyze
-from smartctx.retrieval.dates import asked, overlap
-from smartctx.retrieval.hybrid import HybridIndex
+from smartctx.retrieval.dates import asked
+from smartctx.retrieval.hybrid import HybridIndex, mean_ranks
 from smartctx.retrieval.keys_tiers import (
+    KINDS,
     Entities,
     KeyExtractor,
+    KeyTable,
     OfflineExtractor,
     TierKey,
     session_keys,
     session_of,
     speaker_of,
 )
-from smartctx.retrieval.recall import HybridRecaller, best
-from smartctx.retrieval.rerank import DIVERSITY_POOL, diversify, spread
+from smartctx.retrieval.recall import HybridRecaller, RecallFilter, best
+from smartctx.retrieval.rerank import DIVERSITY_POOL, Neighbourhood, diversify, spread, top
 
 Scores = npt.NDArray[np.float64]
 KEY_DEPTH = 256
@@ -63,6 +74,9 @@ _NEIGHBOURS = 2
 """Turns either side that an offline fact key depends on (``keys_tiers._addressee``)."""
 PARTS_CACHE = 1024
 """How many queries' score lists a recaller remembers (oldest forgotten first)."""
+VIEWS = 4
+"""How many lists of candidates a recaller keeps a :class:`CandidateView` of (latest first)."""
+_TEXT = operator.attrgetter("text")
 
 
 @dataclass(frozen=True)
@@ -111,23 +125,102 @@ class TierWeights:
             raise InvalidInput(f"tier weights must be >= 0, got {self!r}")
 
 
-def named_speakers(query: str, candidates: Sequence[Slot]) -> Scores:
-    """1 for each candidate whose speaker the query names (by first name, as a whole word) when
-    it names some but not all of the candidates' speakers, else 0: a question about a person is
-    mostly answered by that person's own words."""
-    out = np.zeros(len(candidates))
-    speakers = {speaker_of(s) for s in candidates} - {""}
-    named = {
+def named_speakers(query: str, speakers: Iterable[str]) -> frozenset[str]:
+    """Those of the candidates' ``speakers`` the query names (by first name, as a whole word)
+    when it names some but not all of them, else none: a question about a person is mostly
+    answered by that person's own words."""
+    present = frozenset(speakers) - {""}
+    named = frozenset(
         who
-        for who in speakers
+        for who in present
         if re.search(rf"\b{re.escape(who.split()[0])}\b", query, re.IGNORECASE)
-    }
-    if not named or named == speakers:
-        return out
-    for i, slot in enumerate(candidates):
-        if speaker_of(slot) in named:
-            out[i] = 1.0
-    return out
+    )
+    return frozenset() if named == present else named
+
+
+class CandidateView:
+    """One list of candidates as ranking reads it (see the module doc): the slots, their texts
+    and ids, which the filter allows, their sessions' :class:`~.rerank.Neighbourhood`, their
+    speakers (as codes), and, once indexed, their rows in the turns' index. ``serial`` changes
+    whenever the list grows. Built and grown by :meth:`TieredRecaller.view`; read-only to
+    others."""
+
+    def __init__(self, filter: RecallFilter, serials: Iterator[int]) -> None:
+        self.filter = filter
+        self._serials = serials
+        self.serial = next(serials)
+        self.slots: list[Slot] = []
+        self.texts: list[str] = []
+        self.ids = np.empty(0, dtype=object)
+        self.by_id: dict[str, Slot] = {}  # the last slot of each id
+        self.where = np.empty(0, dtype=np.intp)  # positions the filter allows
+        self.hood = Neighbourhood(2)
+        self.speakers: dict[str, int] = {}  # non-empty speaker -> code
+        self.codes = np.empty(0, dtype=np.intp)  # each slot's speaker code (-1: none)
+        self.shadowed = np.empty(0, dtype=np.intp)  # positions of an id repeated later
+        self.rows = np.empty(0, dtype=np.intp)  # rows in the turns' index of slots[:len(rows)]
+        self._last: dict[str, int] = {}
+        self._allowed: CandidateView | None = None
+
+    def match(self, given: Sequence[Slot]) -> bool | None:
+        """True when ``given`` is this list (the same objects, texts unchanged), False when it
+        is this list with slots appended, None otherwise. C loops only."""
+        size = len(self.slots)
+        if len(given) < size:
+            return None
+        if not all(map(operator.is_, given, self.slots)):
+            return None
+        if list(map(_TEXT, itertools.islice(given, size))) != self.texts:
+            return None
+        return len(given) == size
+
+    def extend(self, tail: Sequence[Slot]) -> None:
+        """Append slots (not yet indexed: :attr:`rows` stays as it is)."""
+        start = len(self.slots)
+        self.serial = next(self._serials)
+        self.slots += tail
+        self.texts += map(_TEXT, tail)
+        ids = [slot.id for slot in tail]
+        self.ids = np.concatenate([self.ids, np.array(ids, dtype=object)])
+        self.by_id.update(zip(ids, tail, strict=True))
+        allows = self.filter.allows
+        where = [start + i for i, slot in enumerate(tail) if allows(slot)]
+        self.where = np.concatenate([self.where, np.array(where, dtype=np.intp)])
+        self.hood.extend([session_of(slot) for slot in tail])
+        codes = [
+            self.speakers.setdefault(who, len(self.speakers)) if who else -1
+            for who in map(speaker_of, tail)
+        ]
+        self.codes = np.concatenate([self.codes, np.array(codes, dtype=np.intp)])
+        shadowed = []
+        for i, slot_id in enumerate(ids, start):
+            earlier = self._last.get(slot_id)
+            if earlier is not None:
+                shadowed.append(earlier)
+            self._last[slot_id] = i
+        if shadowed:
+            self.shadowed = np.concatenate([self.shadowed, np.array(shadowed, dtype=np.intp)])
+
+    def owning(self, slots: Sequence[Slot]) -> CandidateView | None:
+        """This view or its allowed one when ``slots`` is its own list (passed back by the
+        recaller within one ranking), else None."""
+        if slots is self.slots:
+            return self
+        if self._allowed is not None and slots is self._allowed.slots:
+            return self._allowed
+        return None
+
+    def allowed(self) -> CandidateView:
+        """The view of the candidates the filter allows (this one when it allows them all),
+        grown with this one."""
+        if len(self.where) == len(self.slots):
+            return self
+        if self._allowed is None:
+            self._allowed = CandidateView(self.filter, self._serials)
+        done = len(self._allowed.slots)
+        if done < len(self.where):
+            self._allowed.extend([self.slots[i] for i in self.where[done:].tolist()])
+        return self._allowed
 
 
 class TieredRecaller:
@@ -154,12 +247,16 @@ class TieredRecaller:
             embedder=None if lean else embedder, rrf_k=rrf_k, weights=turn_weights
         )
         self._key: dict[str, TierKey] = {}
+        self._table = KeyTable()  # self._key as arrays, in self.keys' storage order
         self._slots: dict[str, Slot] = {}
         self._sessions: dict[str, list[str]] = defaultdict(list)
         self._df: Counter[str] = Counter()
         self._speakers: set[str] = set()
         self._entities = Entities()
-        self._parts: dict[tuple[str, tuple[str, ...]], dict[str, Scores]] = {}
+        self._parts: dict[tuple[str, int], dict[str, Scores]] = {}
+        # Shared with filtered copies (mutated in place): dropped when an indexed turn changes.
+        self._views: list[CandidateView] = []
+        self._serials = itertools.count()
 
     def filtered(
         self,
@@ -183,6 +280,8 @@ class TieredRecaller:
         if not fresh:
             return
         self._parts.clear()
+        if any(s.id in self._slots for s in fresh):
+            self._views.clear()  # an indexed turn changed: views may hold its old text
         self.turns.prepare(fresh)
         touched: list[str] = []
         for slot in fresh:
@@ -245,6 +344,12 @@ class TieredRecaller:
         self._key.update({k.id: k for k in keys})
         if changed:
             self.keys.add([k.id for k in changed], [k.text for k in changed])
+        self._tabulate(keys)
+
+    def _tabulate(self, keys: Sequence[TierKey]) -> None:
+        rows = self.turns.index.rows
+        positions = self.keys.rows([k.id for k in keys]).tolist()
+        self._table.put(positions, keys, [rows(k.provenance) for k in keys])
 
     def forget(self, slot_ids: Iterable[str]) -> None:
         """Drop these slots, and the keys that rest on them alone."""
@@ -252,6 +357,7 @@ class TieredRecaller:
         if not gone:
             return
         self._parts.clear()
+        self._views.clear()
         self.turns.forget(gone)
         self._entities.forget(gone)
         for slot_id in gone:
@@ -266,83 +372,125 @@ class TieredRecaller:
             elif len(kept) != len(key.provenance):
                 self._key[key_id] = TierKey(key.id, key.kind, key.text, kept, key.span)
         self.keys.remove(dead)
+        self._table.reset()  # rows of turns and keys were renumbered
+        self._tabulate([self._key[i] for i in self.keys.ids])
 
     def clear(self) -> None:
         """Drop everything indexed."""
         self.forget(list(self._slots))
 
+    # candidates ---------------------------------------------------------------------------------
+
+    def view(self, candidates: Sequence[Slot]) -> CandidateView:
+        """The :class:`CandidateView` of ``candidates`` under this recaller's filter: a kept
+        one when ``candidates`` are its list, grown when they are its list with slots appended,
+        else a new one (the latest :data:`VIEWS` are kept). Indexes nothing."""
+        for view in self._views:
+            own = view.owning(candidates)
+            if own is not None:
+                return own
+        for n, view in enumerate(self._views):
+            if view.filter != self.turns.filter:
+                continue
+            same = view.match(candidates)
+            if same is None:
+                continue
+            if not same:
+                view.extend(candidates[len(view.slots) :])
+            self._views.insert(0, self._views.pop(n))
+            return view
+        view = CandidateView(self.turns.filter, self._serials)
+        view.extend(candidates)
+        self._views.insert(0, view)
+        del self._views[VIEWS:]
+        return view
+
+    def _indexed(self, view: CandidateView) -> CandidateView:
+        """``view`` with its slots indexed (as turns, and the allowed ones' turn keys checked)
+        and their rows in the turns' index known."""
+        done = len(view.rows)
+        if done < len(view.slots):
+            tail = view.slots[done:]
+            self.prepare(tail)
+            self.turns.prepare([s for s in tail if view.filter.allows(s)])
+            view.rows = np.concatenate([view.rows, self.turns.index.rows(view.ids[done:].tolist())])
+        return view
+
     # ranking ------------------------------------------------------------------------------------
 
     def parts(self, query: str, candidates: Sequence[Slot]) -> dict[str, Scores]:
         """The score lists fused for ``query``, over ``candidates`` in their order: ``turn``
-        (the hybrid turn score), one per key kind and ``date``. Remembered per query until the
-        index changes."""
-        self.prepare(candidates)
-        memo = (query, tuple(s.id for s in candidates))
+        (the hybrid turn score), one per key kind, ``date`` and ``named``. Remembered per query
+        until the index changes."""
+        return self._parts_of(query, self.view(candidates))
+
+    def _parts_of(self, query: str, view: CandidateView) -> dict[str, Scores]:
+        self._indexed(view)
+        memo = (query, view.serial)
         cached = self._parts.get(memo)
         if cached is None:
-            cached = self._compute(query, candidates)
+            cached = self._compute(query, view)
             if len(self._parts) >= PARTS_CACHE:
                 self._parts.pop(next(iter(self._parts)))
             self._parts[memo] = cached
         return cached
 
-    def _compute(self, query: str, candidates: Sequence[Slot]) -> dict[str, Scores]:
-        pos = {s.id: i for i, s in enumerate(candidates)}
-        turn = self.turns.scores(query, candidates)
-        out: dict[str, Scores] = {"turn": np.zeros(len(candidates))}
-        for slot_id, score in turn.items():
-            out["turn"][pos[slot_id]] = score
-        ids = self.keys.ids
-        kinds = np.array([self._key[i].kind for i in ids]) if ids else np.array([], dtype=str)
-        lexical = self.keys.lexical_scores(query) if ids else None
-        dense = self.keys.vector_scores(query) if ids else None
-        for kind in ("fact", "session", "entity"):
-            out[kind] = np.zeros(len(candidates))
-            if not ids:
+    def _compute(self, query: str, view: CandidateView) -> dict[str, Scores]:
+        size = len(view.slots)
+        out: dict[str, Scores] = {"turn": np.zeros(size)}
+        if len(view.where) and query.strip():
+            rows = view.rows[view.where]
+            mask = np.zeros(len(self.turns.index), dtype=bool)
+            mask[rows] = True
+            out["turn"][view.where] = self.turns.fused(query, view.allowed().slots, mask)[rows]
+        keys, table = self.keys, self._table
+        lexical = keys.lexical_scores(query) if len(keys) else None
+        dense = keys.vector_scores(query) if len(keys) else None
+        for code, kind in enumerate(KINDS):
+            out[kind] = np.zeros(size)
+            if not len(keys):
                 continue
-            mask = kinds == kind
-            fused = self.keys.fuse(lexical, dense, mask)
-            order = np.flatnonzero(mask & (fused > 0))
-            order = order[np.lexsort((order, -fused[order]))][:KEY_DEPTH]
-            for rank, p in enumerate(order, 1):
-                share = 1.0 / (self.rrf_k + rank)
-                for slot_id in self._key[ids[p]].provenance:
-                    i = pos.get(slot_id)
-                    if i is not None and share > out[kind][i]:
-                        out[kind][i] = share
-        out["date"] = self._dates(query, candidates, pos)
-        out["named"] = named_speakers(query, candidates)
+            mask = table.kind == code
+            fused = keys.fuse(lexical, dense, mask)
+            ranked = top(fused, np.flatnonzero(mask & (fused > 0)), KEY_DEPTH)
+            rows, rank = table.gather(ranked)
+            # the key at rank r gives its turns 1 / (rrf_k + r); a turn keeps its best share
+            out[kind] = self._best_per_row(rows, 1.0 / (self.rrf_k + 1 + rank))[view.rows]
+        out["date"] = self._dates(query, view)
+        for name in ("turn", *KINDS):
+            out[name][view.shadowed] = 0.0  # a repeated id scores at its last place only
+        out["named"] = np.zeros(size)
+        named = named_speakers(query, view.speakers)
+        if named:
+            out["named"][np.isin(view.codes, [view.speakers[who] for who in named])] = 1.0
         return out
 
-    def _dates(self, query: str, candidates: Sequence[Slot], pos: dict[str, int]) -> Scores:
+    def _best_per_row(self, rows: npt.NDArray[np.intp], values: Scores) -> Scores:
+        """For every row of the turns' index, the best of ``values`` given to it (0 if none)."""
+        out = np.zeros(len(self.turns.index))
+        np.maximum.at(out, rows, values)
+        return out
+
+    def _dates(self, query: str, view: CandidateView) -> Scores:
         spans = asked(query)
-        out = np.zeros(len(candidates))
+        out = np.zeros(len(view.slots))
         if not spans:
             return out
-        near = np.zeros(len(candidates))
-        for key in self._key.values():
-            if key.span is None or key.kind == "entity":
-                continue
-            score = max(overlap(key.span, s) for s in spans)
-            for slot_id in key.provenance:
-                i = pos.get(slot_id)
-                if i is not None and score > near[i]:
-                    near[i] = score
+        agree = self._table.near(spans)
+        # only agreement of 0.5 or more counts below, so only those keys are spread to turns
+        close = np.flatnonzero(agree >= 0.5)
+        rows, which = self._table.gather(close)
+        near = self._best_per_row(rows, agree[close][which])[view.rows]
+        near[view.shadowed] = 0.0
         positions = np.flatnonzero(near >= 0.5)
         if not len(positions):
             return out
-        values = -near[positions]
-        ordered = np.sort(values)
-        ranks = (
-            np.searchsorted(ordered, values, "left") + np.searchsorted(ordered, values, "right") + 1
-        ) / 2.0
-        out[positions] = 1.0 / (self.rrf_k + ranks)
+        out[positions] = 1.0 / (self.rrf_k + mean_ranks(-near[positions]))
         return out
 
     def first_pass(self, query: str, candidates: Sequence[Slot]) -> Scores:
         """The fused score of every candidate for ``query`` alone (no second hop)."""
-        parts = self.parts(query, candidates)
+        parts = self._parts_of(query, self.view(candidates))
         w = self.weights
         fused = (
             parts["turn"]
@@ -353,43 +501,61 @@ class TieredRecaller:
         )
         return fused * (1.0 + w.speaker * parts["named"])
 
-    def scores(self, query: str, candidates: Sequence[Slot]) -> dict[str, float]:
-        """Fused score of every allowed candidate (by slot id); those with no evidence omitted."""
+    def scores(self, query: str, candidates: Sequence[Slot] | CandidateView) -> dict[str, float]:
+        """Fused score of every allowed candidate (by slot id); those with no evidence omitted.
+        ``candidates`` may be given as their :meth:`view`."""
         from smartctx.retrieval.multihop import hop_scores
 
-        where = [i for i, s in enumerate(candidates) if self.turns.filter.allows(s)]
-        allowed = [candidates[i] for i in where]
-        if not allowed or not query.strip():
+        if not query.strip():
             return {}
-        fused = self._spread(hop_scores(self, query, allowed), candidates, where)
-        return {allowed[i].id: float(fused[i]) for i in np.flatnonzero(fused > 0)}
+        if isinstance(candidates, CandidateView):
+            view = candidates
+        elif candidates:
+            view = self.view(candidates)
+        else:
+            return {}
+        allowed = view.allowed()
+        if not allowed.slots:
+            return {}
+        speakers = frozenset(allowed.speakers)
+        fused = self._spread(hop_scores(self, query, allowed.slots, speakers=speakers), view)
+        found = np.flatnonzero(fused > 0)
+        return dict(zip(allowed.ids[found].tolist(), fused[found].tolist(), strict=True))
 
-    def _spread(self, fused: Scores, candidates: Sequence[Slot], where: list[int]) -> Scores:
-        """``fused`` (over ``candidates[i] for i in where``) with each turn's neighbours' scores
-        spread to it (:mod:`.rerank`); neighbours are counted among all ``candidates``, so a
+    def _spread(self, fused: Scores, view: CandidateView) -> Scores:
+        """``fused`` (over the allowed candidates of ``view``) with each turn's neighbours'
+        scores spread to it (:mod:`.rerank`); neighbours are counted among all candidates, so a
         filter never makes two distant turns neighbours."""
         w = self.weights
         if w.neighbour <= 0 and w.neighbour2 <= 0:
             return fused
-        full = np.zeros(len(candidates))
-        full[where] = fused
-        groups = [session_of(s) for s in candidates]
-        out: Scores = spread(full, groups, (w.neighbour, w.neighbour2))[where]
+        full = np.zeros(len(view.slots))
+        full[view.where] = fused
+        out: Scores = spread(full, view.hood, (w.neighbour, w.neighbour2))[view.where]
         return out
 
     def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
         """The at most ``k`` candidates most relevant to ``query``, best first (``Recaller``):
         :meth:`order` of :meth:`scores`."""
-        return self.order(self.scores(query, candidates) if k > 0 else {}, candidates, k)
+        if k <= 0 or not candidates or not query.strip():
+            return []
+        view = self.view(candidates)
+        return self.order(self.scores(query, view), candidates, k, by_id=view.by_id)
 
     def order(
-        self, scored: dict[str, float], candidates: Sequence[Slot], k: int
+        self,
+        scored: dict[str, float],
+        candidates: Sequence[Slot],
+        k: int,
+        *,
+        by_id: dict[str, Slot] | None = None,
     ) -> list[tuple[Slot, float]]:
         """The at most ``k`` best of ``scored`` (by slot id, from :meth:`scores`), the first
         :data:`~smartctx.retrieval.rerank.DIVERSITY_POOL` re-ordered for diversity at
         ``weights.diversity`` (:func:`~smartctx.retrieval.rerank.diversify`) when the turns have
-        vectors; each keeps its score, so scores need not fall along the list."""
-        ranked = best(scored, candidates, max(k, DIVERSITY_POOL))
+        vectors; each keeps its score, so scores need not fall along the list. ``by_id`` maps
+        the candidates' ids to them when the caller has it (else it is built)."""
+        ranked = best(scored, candidates, max(k, DIVERSITY_POOL), by_id=by_id)
         index = self.turns.index
         vectors = index.vectors_view()
         if self.weights.diversity <= 0 or vectors is None or len(ranked) < 3:

@@ -123,11 +123,14 @@ class DeferredRecaller:
             self._ready_slots = {s.id: s for s in ready}
             if not ready or k <= 0:
                 return []
-            ids = {s.id for s in ready}
+            ids = self._ready_slots.keys()
             if memo is not None and memo[0] == query and ids <= memo[1]:
                 # the archive's ranking restricted to the candidates (the window leaves out
                 # texts it holds or repeats)
-                return self.inner.order({i: v for i, v in memo[2].items() if i in ids}, ready, k)
+                scored = memo[2]
+                if len(ids) != len(memo[1]):
+                    scored = {i: v for i, v in scored.items() if i in ids}
+                return self.inner.order(scored, ready, k, by_id=self._ready_slots)
             return self.inner.rank(query, ready, k)
 
     def score_ahead(self, query: str) -> None:
