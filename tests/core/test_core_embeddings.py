@@ -49,3 +49,14 @@ def test_get_embedder_unknown_name() -> None:
     with pytest.raises(ConfigError, match="unknown embedder"):
         get_embedder("word2vec")
     assert get_embedder("hashing") is get_embedder("hashing")
+
+
+def test_use_runs_with_the_configured_blas_threads_without_relimiting_per_call() -> None:
+    from threadpoolctl import threadpool_info
+
+    embedder = get_embedder("use")
+    embedder.embed(["warm"])
+    blas = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    assert blas and set(blas) == {embedder.threads}  # type: ignore[attr-defined]
+    backend = embedder.model()._model  # type: ignore[attr-defined]
+    assert backend._threadpool is None

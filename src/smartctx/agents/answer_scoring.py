@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -125,13 +126,24 @@ def _matches(terms: set[str], tokens: frozenset[str]) -> set[str]:
     """The ``terms`` found in ``tokens``, a plural or derived form counting ("taxi" meets
     "taxis", "reimburse" meets "reimbursement"): one a prefix of the other, 4+ letters shared."""
     out = terms & tokens
-    for term in terms - out:
-        if len(term) >= 4 and any(
-            len(token) >= 4 and (token.startswith(term) or term.startswith(token))
-            for token in tokens
-        ):
-            out.add(term)
+    out.update(t for t in terms - out if derived_in(t, tokens))
     return out
+
+
+def derived_in(term: str, tokens: frozenset[str]) -> bool:
+    """Whether one of ``tokens`` and ``term`` (4+ letters each) is a prefix of the other
+    ("taxi" and "taxis"); an exact match is the caller's check."""
+    if len(term) < 4:
+        return False
+    # a token that starts with the term, or a token of 4+ letters the term starts with
+    return term in _prefixes(tokens) or any(term[:i] in tokens for i in range(4, len(term)))
+
+
+@lru_cache(maxsize=8192)
+def _prefixes(tokens: frozenset[str]) -> frozenset[str]:
+    """Every prefix of 4+ letters of the tokens of 4+ letters (cached: the same sentences are
+    scored turn after turn)."""
+    return frozenset(t[:i] for t in tokens if len(t) >= 4 for i in range(4, len(t) + 1))
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from smartctx.agents.answer_scoring import derived_in
 from smartctx.agents.text import is_question, split_sentences
 from smartctx.core import Embedder
 from smartctx.core.recall import Recaller
@@ -58,22 +59,14 @@ def _sentence_overlap(terms: list[str], text: str) -> float:
     """The best :func:`_overlap` of ``terms`` with one sentence of ``text``: a long passage holds
     many words somewhere ("new" in step 1, "password" in step 3), a relevant one holds the
     request's words together."""
-    return max((_overlap(terms, set(words)) for words in _sentence_terms(text)), default=0.0)
+    return max((_overlap(terms, words) for words in _sentence_terms(text)), default=0.0)
 
 
-def _overlap(terms: list[str], tokens: set[str]) -> float:
+def _overlap(terms: list[str], tokens: frozenset[str]) -> float:
     if not terms:
         return 0.0
     total = sum(len(t) for t in terms)
-    found = 0
-    for term in terms:
-        if term in tokens or (
-            len(term) >= 4
-            and any(
-                len(tok) >= 4 and (tok.startswith(term) or term.startswith(tok)) for tok in tokens
-            )
-        ):
-            found += len(term)
+    found = sum(len(t) for t in terms if t in tokens or derived_in(t, tokens))
     return found / total
 
 
@@ -97,7 +90,7 @@ class RelevanceGate:
         if not texts:
             return []
         terms = list(_terms(request))
-        asked = set(terms)
+        asked = frozenset(terms)
         lexical = [_sentence_overlap(terms, t) for t in texts]
         if symmetric:
             lexical = [

