@@ -214,3 +214,22 @@ def test_a_second_sentence_from_another_document_must_be_about_the_same_thing(
     assert "kb:expense.md" not in reply  # shares "days" and a number, not the topic
     same_document = answer(served, "How long must a new password be?", PASSWORDS)
     assert "14 characters" in same_document
+
+
+def test_what_the_user_said_of_themselves_is_not_mixed_with_policy(
+    served: GroundedResponder,
+) -> None:
+    guide = {
+        "role": "system",
+        "content": "[source: kb:laptops.md#1] Employees choose a 14-inch Dell Latitude or a "
+        "MacBook Pro. Laptops are replaced every 4 years, or earlier when they fail.",
+    }
+    thread = [
+        guide,
+        {"role": "user", "content": "My laptop is a ThinkPad X1 and I work in Berlin."},
+        {"role": "assistant", "content": "Noted."},
+    ]
+    mine = answer(served, "What laptop do I have?", *thread)
+    assert "ThinkPad X1" in mine and "kb:laptops.md" not in mine
+    policy = answer(served, "How often are laptops replaced?", *thread)
+    assert "every 4 years" in policy

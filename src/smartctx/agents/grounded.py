@@ -89,7 +89,8 @@ class GroundedResponder:
        the query answers when its score reaches ``threshold``; one sharing none (another
        language) when its similarity reaches ``strong_similarity``. The best one, and a second
        scoring at least ``second_ratio`` of it (at most ``max_sentences``; from another document,
-       with at least ``second_ratio`` of its similarity too), are said in context
+       with at least ``second_ratio`` of its similarity too; what the user said of themselves
+       is not mixed with other evidence), are said in context
        order, each source cited after its sentences as ``[source: <id>]``; what the user said
        about themselves is turned to the second person. A question in another language gets a
        lead-in in its language naming the source, then the evidence as written
@@ -217,7 +218,9 @@ class GroundedResponder:
             if (
                 _document(sentence.source) != _document(top.source)
                 and similarity < self.second_ratio * best_similarity
-            ):
+            ) or sentence.personal != top.personal:
+                # what the user said of themselves answers a question about them; a policy
+                # sentence beside it ("Laptops are replaced every 4 years") answers another one
                 continue
             key = " ".join(sorted(sentence.tokens))
             if key not in said:
