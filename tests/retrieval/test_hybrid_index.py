@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -155,3 +157,24 @@ def test_equal_values_share_the_mean_of_the_ranks_they_span() -> None:
         first = np.searchsorted(ordered, drawn, side="left") + 1
         last = np.searchsorted(ordered, drawn, side="right")
         assert mean_ranks(drawn).tolist() == ((first + last) / 2.0).tolist()
+
+
+def test_vectors_added_one_at_a_time_equal_a_batch_and_earlier_ones_are_not_copied() -> None:
+    texts = [f"{text} ({i})" for i, text in enumerate(DOCS.values())] * 5
+    ids = [f"d{i}" for i in range(len(texts))]
+    batch = HybridIndex(embedder=HashingEmbedder())
+    batch.add(ids, texts)
+    grown = HybridIndex(embedder=HashingEmbedder())
+    views = []
+    for doc_id, text in zip(ids, texts, strict=True):
+        grown.add([doc_id], [text])
+        views.append(grown.vectors_view())
+    assert np.array_equal(grown.vectors(), batch.vectors())
+    assert grown.search("reset my password", 5) == batch.search("reset my password", 5)
+    # an add writes after the rows already there: most adds share the matrix, unchanged
+    shared = sum(np.shares_memory(a, b) for a, b in itertools.pairwise(views))
+    assert shared >= len(views) - 6
+    assert all(np.array_equal(v, batch.vectors()[: len(v)]) for v in views)
+    grown.remove(["d3"])
+    grown.add(["d3"], [texts[3]])
+    assert grown.vectors()[-1].tolist() == batch.vectors()[3].tolist()

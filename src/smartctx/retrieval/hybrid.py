@@ -7,6 +7,7 @@
 - with no embedder the index is lexical only (BM25), which needs no model at all;
 - the BM25 index grows with each add (:mod:`smartctx.retrieval.bm25`, bm25s's Lucene scores):
   a search after an add costs the query terms' postings, never a rebuild of the whole index;
+  the vectors grow in a buffer with room to spare, so an add copies no earlier vector (amortised);
 - fusion: ``score(d) = sum_i w_i / (rrf_k + rank_i(d))`` over the BM25 and the vector rankings,
   ranks counted from 1 among the documents that pass ``where`` (ties share their mean rank:
   identical documents get identical credit, another list decides between them, and a large tie,
@@ -122,7 +123,8 @@ class HybridIndex:
         self._texts: list[str] = []
         self._meta: list[dict[str, Any]] = []
         self._tokens: list[list[str]] = []
-        self._vectors: Vector | None = None
+        self._vectors: Vector | None = None  # the first len(ids) rows of _spare
+        self._spare: Vector | None = None  # rows past len(ids): room to add without a copy
         self._lexical = IncrementalBM25(k1, b)
         self._id_rank: npt.NDArray[np.int64] | None = None
         self._query_cache: dict[str, Vector] = {}
@@ -207,10 +209,21 @@ class HybridIndex:
         for offset, doc_id in enumerate(ids):
             self._pos[doc_id] = len(self._ids) - len(ids) + offset
         if new_vectors is not None:
-            self._vectors = (
-                new_vectors if self._vectors is None else np.vstack([self._vectors, new_vectors])
-            )
+            self._append_vectors(new_vectors)
         self._id_rank = None
+
+    def _append_vectors(self, rows: Vector) -> None:
+        """Put ``rows`` after the present vectors. The matrix lives in a buffer that doubles when
+        full, so adding a turn costs its own rows, not a copy of every vector (amortised)."""
+        size = 0 if self._vectors is None else len(self._vectors)
+        need = size + len(rows)
+        if self._spare is None or need > len(self._spare):
+            grown = np.empty((max(need, 2 * size), rows.shape[1]), dtype=np.float32)
+            if self._vectors is not None:
+                grown[:size] = self._vectors
+            self._spare = grown
+        self._spare[size:need] = rows
+        self._vectors = self._spare[:need]
 
     def _vectors_for(self, texts: list[str], given: npt.NDArray[Any] | None) -> Vector | None:
         if given is not None:
@@ -245,7 +258,7 @@ class HybridIndex:
         self._tokens = [self._tokens[p] for p in keep]
         self._lexical.keep(keep)
         if self._vectors is not None:
-            self._vectors = self._vectors[keep]
+            self._vectors = self._spare = self._vectors[keep]
         self._pos = {doc_id: p for p, doc_id in enumerate(self._ids)}
         self._id_rank = None
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import operator
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -58,6 +59,7 @@ MAX_WORDS = 48
 long text still counts through BM25)."""
 NOT_RECALLED = frozenset({SlotKind.TOOL_LOG})
 """Kinds a served window never recalls (see the module docstring)."""
+_SEQ = operator.attrgetter("seq")
 BATCH = 8
 """Slots indexed after one turn at most: a turn archives two or three recallable slots; a
 summary archives a run of them at once and a reloaded context all of its archive, which are then
@@ -138,7 +140,7 @@ class DeferredRecaller:
         those indexed since, in conversation order) for ``query``, on a worker thread: the
         ranking, and the second hop's query embedding, then leave the event loop."""
         with self._lock:
-            ready = sorted(self._ready_slots.values(), key=lambda s: s.seq)
+            ready = sorted(self._ready_slots.values(), key=_SEQ)
             scores = self.inner.scores(query, ready) if ready and query.strip() else {}
             self._memo = (query, frozenset(s.id for s in ready), scores)
 
