@@ -69,7 +69,7 @@ def mean_ranks(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     out = np.empty(size, dtype=np.float64)
     if not size:
         return out
-    order = np.argsort(values, kind="stable")
+    order = np.argsort(values)  # the order within a run of equal values does not matter
     ordered = values[order]
     starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
     runs = np.diff(np.append(starts, size))

@@ -311,6 +311,7 @@ class KeyTable:
         self.first = np.empty(0, dtype=np.int64)
         self.last = np.empty(0, dtype=np.int64)
         self.provenance: list[Rows] = []
+        self.sizes = np.empty(0, dtype=np.intp)  # len(provenance[i])
 
     def put(self, positions: Sequence[int], keys: Sequence[TierKey], rows: Sequence[Rows]) -> None:
         """Record ``keys`` at their index ``positions`` with their provenance ``rows`` (rows
@@ -325,6 +326,7 @@ class KeyTable:
             self.first = np.concatenate([self.first, np.zeros(grow, dtype=np.int64)])
             self.last = np.concatenate([self.last, np.zeros(grow, dtype=np.int64)])
             self.provenance += [np.empty(0, dtype=np.intp)] * grow
+            self.sizes = np.concatenate([self.sizes, np.zeros(grow, dtype=np.intp)])
         for position, key, found in zip(positions, keys, rows, strict=True):
             self.kind[position] = KINDS.index(key.kind) if key.kind in KINDS else -1
             dated = key.span is not None and key.kind != "entity"
@@ -333,15 +335,15 @@ class KeyTable:
                 self.first[position] = key.span[0].toordinal()
                 self.last[position] = key.span[1].toordinal()
             self.provenance[position] = found[found >= 0]
+            self.sizes[position] = len(self.provenance[position])
 
     def gather(self, positions: Rows) -> tuple[Rows, Rows]:
         """The provenance rows of the keys at ``positions``, in their order, and for each row the
         index in ``positions`` of the key it came from."""
-        parts = [self.provenance[p] for p in positions.tolist()]
-        if not parts:
+        if not len(positions):
             return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
-        sizes = [len(part) for part in parts]
-        which = np.repeat(np.arange(len(parts), dtype=np.intp), sizes)
+        parts = [self.provenance[p] for p in positions.tolist()]
+        which = np.repeat(np.arange(len(parts), dtype=np.intp), self.sizes[positions])
         return np.concatenate(parts), which
 
     def near(self, spans: Sequence[Span]) -> npt.NDArray[np.float64]:
