@@ -122,7 +122,7 @@ def run(
     """Every size with and without vectors, plus the first size past ``limit_ms`` for each.
 
     numpy's BLAS runs with one thread, as in the server (``SMARTCTX_EMBED_THREADS``)."""
-    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+    from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
         return _run(sizes, limit_ms, progress)

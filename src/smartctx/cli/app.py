@@ -51,7 +51,8 @@ def run_on_database(
     """
 
     async def main() -> T:
-        db = Database((settings or Settings()).resolved_database_url())
+        chosen = settings or Settings()
+        db = Database(chosen.resolved_database_url(), pool_size=chosen.db_pool_size)
         try:
             await db.migrate()
             return await work(db)

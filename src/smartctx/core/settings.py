@@ -63,6 +63,12 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         None, description="SQLAlchemy async URL; default sqlite+aiosqlite:///<data_dir>/smartctx.db"
     )
+    db_pool_size: int = Field(
+        32,
+        gt=0,
+        description="PostgreSQL connections a process keeps open (8 more at peak); a running "
+        "turn uses up to four at once, and a connection opened per turn costs PostgreSQL a fork",
+    )
 
     # service
     host: str = "127.0.0.1"

@@ -61,7 +61,7 @@ from a2a.server.tasks import DatabaseTaskStore
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+from threadpoolctl import threadpool_limits
 
 from smartctx import __version__
 from smartctx.agents import ChatModel, ContextProvider, model_from_settings
@@ -223,7 +223,7 @@ def create_app(
         "/"
     )
     clock = clock or SystemClock()
-    db = database or Database(settings.resolved_database_url())
+    db = database or Database(settings.resolved_database_url(), pool_size=settings.db_pool_size)
     with_memory = providers is None if memory is None else memory
     recaller: Callable[[], Recaller] | None = None
     recall_embedder: Embedder | None = None

@@ -41,6 +41,8 @@ from smartctx.store.sqlite_inline import InlineConnection
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 BUSY_TIMEOUT_MS = 30_000
+POOL_OVERFLOW = 8
+"""Connections a PostgreSQL pool opens beyond ``pool_size`` at a peak (closed when returned)."""
 _NO_BEGIN = "smartctx_no_begin"
 MIGRATION_LOCK = (0x736D6374, 0x6D696772)
 """The two-key advisory lock migrations hold on PostgreSQL (a key space apart from the one-key
@@ -108,14 +110,20 @@ class Database:
     ``await db.close()`` disposes of the engine. For SQLite files the parent folder is created.
     """
 
-    def __init__(self, url: str, *, echo: bool = False, inline: bool = True) -> None:
+    def __init__(
+        self, url: str, *, echo: bool = False, inline: bool = True, pool_size: int = 32
+    ) -> None:
         self.url = url
         parsed = make_url(url)
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
         if self.is_sqlite and parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        # Each running turn may hold one connection for its context lock (context_lock.py).
-        pool: dict[str, Any] = {} if self.is_sqlite else {"pool_size": 10, "max_overflow": 40}
+        # A running turn may hold one connection for its context lock (context_lock.py) beside
+        # its sessions: a pool smaller than the turns' peak closes and reopens connections (a
+        # fork of a PostgreSQL backend each) on every turn.
+        pool: dict[str, Any] = (
+            {} if self.is_sqlite else {"pool_size": pool_size, "max_overflow": POOL_OVERFLOW}
+        )
         path = parsed.database
         if self.is_sqlite and inline and path and path != ":memory:" and not parsed.query:
 

@@ -1,4 +1,5 @@
-"""SQLite without aiosqlite's thread: statements inline, waits for a lock on a worker thread."""
+"""How the store connects: SQLite statements inline (waits for a lock on a worker thread), a
+PostgreSQL pool sized for a turn's peak."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -120,3 +122,15 @@ def test_the_driver_bench_measures_every_path() -> None:
     for row in result["drivers"].values():
         assert row["select"]["cpu_us"] > 0
     assert "| inline |" in markdown(result, "smartctx bench sqlite --statements 20")
+
+
+def test_a_postgresql_pool_keeps_the_configured_connections_open() -> None:
+    # no I/O: the engine is only built; a pool smaller than a turn's peak reopened
+    # connections (a PostgreSQL backend fork each) every turn
+    from smartctx.core.settings import Settings
+    from smartctx.store.db import POOL_OVERFLOW
+
+    db = Database("postgresql+asyncpg://nobody@127.0.0.1:1/none", pool_size=5)
+    pool: Any = db.engine.pool
+    assert pool.size() == 5 and pool._max_overflow == POOL_OVERFLOW
+    assert Settings().db_pool_size == 32
