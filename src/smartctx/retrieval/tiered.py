@@ -26,8 +26,9 @@ and the service use it like :class:`~smartctx.retrieval.recall.HybridRecaller`).
   over the same list (the same slot objects with the same texts), or over it with turns
   appended, costs a comparison done in C and the new turns, never Python work per candidate;
   the keys' kinds, provenance and dates are arrays (:class:`~.keys_tiers.KeyTable`), so fusion is
-  numpy work. A slot changed in place keeps its id's place only if its text changes (then the
-  view is rebuilt); give a new slot object, or ``forget`` it, when only its metadata changes;
+  numpy work. A slot changed in place is noticed by its text (the view is rebuilt and the turn
+  indexed again); one whose metadata alone changed is read again only as a new slot object
+  (``Slot.copy``), and its keys stay as indexed until it is forgotten (as in HybridRecaller);
 - filters, forgetting and determinism are as in ``HybridRecaller`` (ties break by slot id);
 - ``lean=True`` (the service) matches the keys by BM25 alone, as in the run that chose the
   default weights, so indexing a turn embeds its turn key only (no fact, session or entity key
