@@ -177,3 +177,40 @@ def test_recall_reserve_is_kept_after_every_add(
         if step.end_turn:
             window.end_turn()
             check_invariants(window, [])
+
+
+def _latest_archived_by_walk(window: ContextWindow) -> list[str]:
+    """Recall's candidates as they were found before: a walk over the whole archive."""
+    from smartctx.window.normalize import text_key
+
+    state = window._state
+    active_keys = state.admission.text_keys()
+    latest: dict[str, Slot] = {}
+    for slot_id in state.archived:
+        slot = state.by_id[slot_id]
+        key = text_key(slot.text)
+        if key not in active_keys:
+            latest.pop(key, None)
+            latest[key] = slot
+    return [s.id for s in sorted(latest.values(), key=lambda s: s.seq)]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(budget=st.integers(30, 200), plan=st.lists(steps, min_size=1, max_size=40))
+def test_recall_candidates_kept_as_slots_leave_equal_a_walk_over_the_archive(
+    budget: int, plan: list[Step]
+) -> None:
+    window = ContextWindow(
+        budget, counter=get_counter(), embedder=EMBEDDER, recaller=WordRecaller(), recall_ratio=0.3
+    )
+    for step in plan:
+        try:
+            window.add(Slot(step.kind, step.text, priority=step.priority, pinned=step.pinned))
+        except BudgetExceeded:
+            continue
+        if step.end_turn:
+            window.end_turn()
+        state = window._state
+        kept = [i for k, i in state.recall_latest.items() if k not in state.admission.text_keys()]
+        by_seq = sorted(kept, key=lambda i: state.by_id[i].seq)
+        assert by_seq == _latest_archived_by_walk(window)

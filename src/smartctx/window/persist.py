@@ -106,6 +106,6 @@ def rebuild_state(state: WindowState, log_slots: Sequence[Slot], events: Sequenc
             state.conversation.move_to_end(slot.id)
     for slot in slots:
         if slot.state in ARCHIVED_STATES:
-            state.archived[slot.id] = None
+            state.note_archived(slot)
     state.rebuild_heap()
     state.admission.rebuild(by_recency)

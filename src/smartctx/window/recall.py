@@ -48,19 +48,13 @@ def recall_archived(
     if room <= state.message_overhead or k <= 0:
         return []
     active_keys = state.admission.text_keys()
-    # One candidate per text, the latest copy, and none the window already holds: the ranking
-    # (which may embed each candidate) never sees a text that could not be taken.
-    latest: dict[str, Slot] = {}
-    for slot_id in state.archived:
-        slot = state.by_id[slot_id]
-        key = state.recall_keys.get(slot_id)
-        if key is None:
-            key = state.recall_keys[slot_id] = text_key(slot.text)
-        if key not in active_keys:
-            latest.pop(key, None)
-            latest[key] = slot
-    # the archived slots themselves (recallers only read them); the chosen ones are copied below
-    candidates = sorted(latest.values(), key=lambda s: s.seq)
+    # One candidate per text, the latest copy (kept by ``WindowState.note_archived``), and none
+    # the window already holds: the ranking (which may embed each candidate) never sees a text
+    # that could not be taken. The archived slots themselves (recallers only read them); the
+    # chosen ones are copied below.
+    by_id = state.by_id
+    candidates = [by_id[i] for k, i in state.recall_latest.items() if k not in active_keys]
+    candidates.sort(key=_seq)
     candidates += [s.copy() for s in extra if s.id not in state.active]
     if not candidates:
         return []
@@ -92,6 +86,10 @@ def recall_archived(
             source_id=slot.source_id,
         )
     return chosen
+
+
+def _seq(slot: Slot) -> int:
+    return slot.seq
 
 
 COVERED = 0.8

@@ -25,6 +25,7 @@ from smartctx.core.embeddings import Embedder
 from smartctx.core.slots import CONVERSATION_KINDS, Event, EventKind, Slot, SlotKind, SlotState
 from smartctx.core.tokens import TokenCounter
 from smartctx.window.admission import AdmissionIndex
+from smartctx.window.normalize import text_key
 from smartctx.window.render import render_content
 from smartctx.window.summarizer import Summarizer
 
@@ -87,6 +88,10 @@ class WindowState:
         self.dirty: dict[str, int] = {}
         self.recall_costs: dict[str, int] = {}
         self.recall_keys: dict[str, str] = {}
+        self.recall_latest: dict[str, str] = {}
+        """Per text key, the id of the archived slot with that text archived last (in the order
+        they were archived): recall's candidates, kept as slots leave instead of found by a
+        walk over the whole archive every turn."""
         self._stamp = 0
         self._heap: list[tuple[float, int, str]] = []
 
@@ -157,10 +162,19 @@ class WindowState:
             self.pinned_tokens -= slot.tokens
             self.pinned.pop(slot.id, None)
         slot.state = state
-        self.archived[slot.id] = None
+        self.note_archived(slot)
         self.admission.remove(slot)
         self.mark(slot)
         return self.emit(event, slot.id, tokens=slot.tokens, **detail)
+
+    def note_archived(self, slot: Slot) -> None:
+        """Record that the logged ``slot`` is out of the window (see :attr:`recall_latest`)."""
+        self.archived[slot.id] = None
+        key = self.recall_keys.get(slot.id)
+        if key is None:
+            key = self.recall_keys[slot.id] = text_key(slot.text)
+        self.recall_latest.pop(key, None)
+        self.recall_latest[key] = slot.id
 
     def install_summary(self, summary: Slot, replaced: Sequence[Slot]) -> list[Event]:
         """Archive ``replaced`` as ``summarized`` into ``summary`` (tokens counted), then log and
