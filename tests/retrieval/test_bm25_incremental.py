@@ -79,3 +79,28 @@ def test_hybrid_index_replaces_a_present_id_in_place() -> None:
     fresh.add(["a", "b", "c", "d"], texts)
     for query in ("printer", "hotel paris", "berlin desk"):
         assert index.search(query, k=4) == fresh.search(query, k=4)
+
+
+def test_adds_replacements_and_queries_interleaved_score_as_a_fresh_index() -> None:
+    # the postings' arrays are kept between queries and extended by what was added since: any
+    # interleaving of adds, in-place replacements, removals and queries must score as a rebuild
+    rng = random.Random(11)
+    docs: list[list[str]] = []
+    index = IncrementalBM25()
+    for _ in range(200):
+        action = rng.random()
+        if action < 0.5 or not docs:
+            new = [rng.choices(WORDS, k=rng.randint(0, 9)) for _ in range(rng.randint(1, 3))]
+            docs += new
+            index.add(new)
+        elif action < 0.7:
+            position = rng.randrange(len(docs))
+            docs[position] = rng.choices(WORDS, k=rng.randint(0, 9))
+            index.replace(position, docs[position])
+        elif action < 0.75:
+            keep = [p for p in range(len(docs)) if rng.random() < 0.8]
+            docs = [docs[p] for p in keep]
+            index.keep(keep)
+        query = rng.choices(WORDS, k=rng.randint(1, 3))
+        expected = _bm25s(docs, query) if docs else np.zeros(0)
+        assert np.allclose(index.scores(query), expected, rtol=1e-5, atol=1e-6)

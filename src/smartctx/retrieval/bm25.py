@@ -36,6 +36,9 @@ class IncrementalBM25:
         self._total = 0
         self._postings: dict[str, tuple[list[int], list[int]]] = {}
         self._length_array: npt.NDArray[np.float64] | None = None
+        # per term, its postings as arrays (positions, tfs) as of the last query that read
+        # them: documents are appended, so a later query converts only the new tail
+        self._arrays: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}
 
     def __len__(self) -> int:
         return len(self._docs)
@@ -47,7 +50,6 @@ class IncrementalBM25:
             counts = Counter(tokens)
             self._docs.append(counts)
             self._lengths.append(len(tokens))
-            self._length_array = None
             self._total += len(tokens)
             for term, tf in counts.items():
                 positions, tfs = self._postings.setdefault(term, ([], []))
@@ -59,6 +61,7 @@ class IncrementalBM25:
         the postings of the old and new document's terms, not a rebuild."""
         old = self._docs[position]
         for term in old:
+            self._arrays.pop(term, None)
             positions, tfs = self._postings[term]
             at = positions.index(position)
             del positions[at], tfs[at]
@@ -70,6 +73,7 @@ class IncrementalBM25:
         self._lengths[position] = len(tokens)
         self._length_array = None
         for term, tf in counts.items():
+            self._arrays.pop(term, None)
             positions, tfs = self._postings.setdefault(term, ([], []))
             positions.append(position)
             tfs.append(tf)
@@ -79,6 +83,7 @@ class IncrementalBM25:
         docs = [self._docs[p] for p in positions]
         self._docs, self._lengths, self._total, self._postings = [], [], 0, {}
         self._length_array = None
+        self._arrays = {}
         self.add([list(counts.elements()) for counts in docs])
 
     def scores(self, query_tokens: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -87,18 +92,46 @@ class IncrementalBM25:
         out = np.zeros(n, dtype=np.float32)
         if n == 0 or self._total == 0:
             return out
-        if self._length_array is None:
-            self._length_array = np.asarray(self._lengths, dtype=np.float64)
-        lengths = self._length_array
+        lengths = self._lengths_now()
         average = self._total / n
         for term in query_tokens:
             posting = self._postings.get(term)
             if posting is None:
                 continue
-            positions = np.asarray(posting[0], dtype=np.intp)
-            tf = np.asarray(posting[1], dtype=np.float64)
+            positions, tf = self._posting_arrays(term, posting)
             df = len(posting[0])
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             norm = self.k1 * (1 - self.b + self.b * lengths[positions] / average)
             out[positions] += (idf * tf / (tf + norm)).astype(np.float32)
         return out
+
+    def _lengths_now(self) -> npt.NDArray[np.float64]:
+        """Document lengths as an array, extended by the documents added since last time."""
+        have = self._length_array
+        if have is None or len(have) > len(self._lengths):
+            have = np.asarray(self._lengths, dtype=np.float64)
+        elif len(have) < len(self._lengths):
+            tail = np.asarray(self._lengths[len(have) :], dtype=np.float64)
+            have = np.concatenate([have, tail])
+        self._length_array = have
+        return have
+
+    def _posting_arrays(
+        self, term: str, posting: tuple[list[int], list[int]]
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+        """``term``'s postings as arrays: cached, extended by the positions appended since."""
+        cached = self._arrays.get(term)
+        size = len(posting[0])
+        if cached is None or len(cached[0]) > size:
+            cached = (
+                np.asarray(posting[0], dtype=np.intp),
+                np.asarray(posting[1], dtype=np.float64),
+            )
+        elif len(cached[0]) < size:
+            have = len(cached[0])
+            cached = (
+                np.concatenate([cached[0], np.asarray(posting[0][have:], dtype=np.intp)]),
+                np.concatenate([cached[1], np.asarray(posting[1][have:], dtype=np.float64)]),
+            )
+        self._arrays[term] = cached
+        return cached
