@@ -126,7 +126,8 @@ def compare_markdown(before: dict[str, Any], after: dict[str, Any], rows: int = 
     lines = [
         "## One served turn: top costs before and after",
         "",
-        f"Command: `smartctx bench profile --turns 20 --warmup 6 --json PATH` on {label} and "
+        f"Command: `smartctx bench profile --turns {after.get('turns', 20)} --warmup 6 "
+        f"--json PATH` on {label} and "
         "after (`--compare BEFORE.json --docs docs/benchmarks.md`). pyinstrument "
         "samples the event-loop thread: the rows are milliseconds per turn spent *on the loop* "
         "in each function (inclusive); work moved to worker threads no longer shows there. "
