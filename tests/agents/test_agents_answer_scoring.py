@@ -233,3 +233,19 @@ def test_what_the_user_said_of_themselves_is_not_mixed_with_policy(
     assert "ThinkPad X1" in mine and "kb:laptops.md" not in mine
     policy = answer(served, "How often are laptops replaced?", *thread)
     assert "every 4 years" in policy
+
+
+def test_a_problem_told_as_a_statement_is_answered_when_something_answers_it(
+    served: GroundedResponder,
+) -> None:
+    reset = {
+        "role": "system",
+        "content": "[source: kb:password-reset.md#1] If you forgot your password, go to "
+        "password.example.com and click Forgot password. After 10 failed sign-in attempts your "
+        "account is locked for 15 minutes.",
+    }
+    reply = answer(served, "I forgot my password and I'm locked out", reset)
+    assert "password.example.com" in reply and not reply.startswith("Noted")
+    # a problem nothing answers is still acknowledged; a plain fact is noted as before
+    assert answer(served, "My umbrella is broken", reset).startswith("Noted")
+    assert answer(served, "My desk is in room 4B", reset).startswith("Noted")

@@ -24,7 +24,7 @@ from smartctx.agents.rules import (
     quoted_phrases,
     requested_phrase,
 )
-from smartctx.agents.text import is_question, to_second_person
+from smartctx.agents.text import is_question, reports_a_problem, to_second_person
 from smartctx.core import Embedder, RetrievalEmbedder
 from smartctx.core.embeddings import Vector
 from smartctx.retrieval.analysis import analyze
@@ -80,6 +80,9 @@ class GroundedResponder:
        translations from a small built-in table.
     3. **Statements.** A query that is not a question but states facts about the user ("My
        employee number is 48213") is acknowledged: "Noted: Your employee number is 48213."
+       One that tells of a problem ("I forgot my password", "my laptop was stolen") is a
+       request for help: it is answered from the evidence when something answers it, and
+       acknowledged otherwise.
     4. **Grounded answer.** Otherwise the sentences and list items of the sourced context
        (``rag_doc``, ``memory``, recalled and summary text, facts the user stated earlier; see
        :mod:`smartctx.agents.knowledge`; never instructions, tool logs or the model's own
@@ -166,11 +169,17 @@ class GroundedResponder:
             reply = social
         else:
             facts = [] if is_question(query) else extract_facts(query)
-            if facts:
+            asked = [m["content"] for m in chat if m["role"] == "user"]
+            previous = asked[-2] if len(asked) > 1 else None
+            helped = None
+            if facts and reports_a_problem(query):
+                # "I forgot my password": a request for help first, a fact to note second
+                helped = self.answer(query, chat, previous=previous, abstain=False)
+            if helped:
+                reply = helped
+            elif facts:
                 reply = "Noted: " + " ".join(to_second_person(f) for f in facts)
             else:
-                asked = [m["content"] for m in chat if m["role"] == "user"]
-                previous = asked[-2] if len(asked) > 1 else None
                 reply = self.answer(query, chat, previous=previous)
         if contains_phrase(reply, rules) is not None:
             return self.refusal(rules)
@@ -186,11 +195,16 @@ class GroundedResponder:
         return "..."
 
     def answer(
-        self, query: str, messages: Sequence[dict[str, str]], *, previous: str | None = None
+        self,
+        query: str,
+        messages: Sequence[dict[str, str]],
+        *,
+        previous: str | None = None,
+        abstain: bool = True,
     ) -> str:
-        """The grounded answer to ``query`` from ``messages``, or the abstention. A follow-up
-        that names too little to be answered alone ("and then?") is read with the ``previous``
-        user message when it alone finds nothing (see
+        """The grounded answer to ``query`` from ``messages``, or the abstention ("" instead
+        with ``abstain=False``). A follow-up that names too little to be answered alone ("and
+        then?") is read with the ``previous`` user message when it alone finds nothing (see
         :func:`~smartctx.agents.relevance.contextual_query`)."""
         lang = detect_language(query)
         sentences = extract_knowledge(messages)
@@ -204,6 +218,8 @@ class GroundedResponder:
         if not ranked and contextual != query:
             ranked = self.ranked(contextual, sentences)
         if not ranked:
+            if not abstain:
+                return ""
             other = LANG_NO_INFORMATION.get(lang)
             return f"{other} ({NO_INFORMATION})" if other else NO_INFORMATION
         top, best, best_similarity = ranked[0]

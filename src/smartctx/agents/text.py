@@ -73,3 +73,21 @@ def to_second_person(sentence: str) -> str:
 def is_question(sentence: str) -> bool:
     """True for a question (ends with a question mark, in any script)."""
     return sentence.rstrip().endswith(("?", "？"))
+
+
+_TROUBLE = re.compile(
+    r"\b(?:forg[oe]t(?:ten)?|lost|locked|broken|broke|stolen|stuck|fails?|failed|failing|"
+    r"crash(?:es|ed)?|expired|error|problem|trouble|issue|can'?t|cannot|won'?t|doesn'?t|"
+    r"not working|help|"  # English
+    r"vergessen|verloren|gesperrt|kaputt|gestohlen|funktioniert nicht|hilfe|"  # German
+    r"olvid[eéó]|perd[ií]|bloquead[oa]|roto|robad[oa]|no funciona|ayuda|"  # Spanish
+    r"oubli[ée]|perdu|bloqué|cassé|volé|ne marche pas|aide)\b"  # French
+    r"|잊어|잃어|잠겼|고장|안 ?돼|안 ?되|도와",  # Korean
+    re.IGNORECASE,
+)
+
+
+def reports_a_problem(text: str) -> bool:
+    """True when ``text`` tells of a problem ("I forgot my password", "my laptop was stolen",
+    "VPN doesn't work"): a request for help, even without a question mark."""
+    return bool(_TROUBLE.search(text))
