@@ -134,3 +134,32 @@ def test_a_postgresql_pool_keeps_the_configured_connections_open() -> None:
     pool: Any = db.engine.pool
     assert pool.size() == 5 and pool._max_overflow == POOL_OVERFLOW
     assert Settings().db_pool_size == 32
+
+
+async def test_a_turn_cancelled_while_waiting_for_a_lock_frees_its_connection_cleanly(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "a.db"
+    db = await _database(path)
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+
+    async def write() -> None:
+        async with db.session() as s:
+            await s.execute(text("INSERT INTO t VALUES (4, 'cancelled')"))
+
+    try:
+        waiting = asyncio.create_task(write())
+        await asyncio.sleep(0.2)  # it waits on a worker thread for the lock
+        waiting.cancel()
+        threading.Timer(0.3, lambda: other.execute("ROLLBACK")).start()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        async with db.session() as s:  # the connection went back usable
+            await s.execute(text("INSERT INTO t VALUES (5, 'after')"))
+        async with db.read() as s:
+            rows = (await s.execute(text("SELECT id FROM t ORDER BY id"))).scalars().all()
+        assert 5 in rows
+    finally:
+        other.close()
+        await db.close()

@@ -20,6 +20,7 @@ sent on the connection itself (``checkpoint``'s ``VACUUM``) always run on a work
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import sqlite3
 from collections.abc import Generator, Sequence
@@ -165,7 +166,15 @@ class InlineConnection:
             finally:
                 self._conn.execute("PRAGMA busy_timeout=0")
 
-        return await asyncio.to_thread(run)
+        waiting = asyncio.ensure_future(asyncio.to_thread(run))
+        try:
+            return await asyncio.shield(waiting)
+        except asyncio.CancelledError:
+            # the statement still runs on the thread: let it end before the connection goes
+            # back to the pool (a rollback must not meet it from another thread)
+            with contextlib.suppress(BaseException):
+                await waiting
+            raise
 
     async def commit(self) -> None:
         try:
