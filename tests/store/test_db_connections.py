@@ -74,7 +74,7 @@ async def test_a_write_waits_for_another_process_lock_without_blocking_the_loop(
         stop.set()
         await counting
         assert waited >= 0.3  # it waited for the lock...
-        assert ticks >= 10  # ...while the loop kept running other work
+        assert ticks >= 3  # ...while the loop kept running other work (a blocked loop: 1)
         async with db.read() as s:
             rows = (await s.execute(text("SELECT v FROM t ORDER BY id"))).scalars().all()
         assert rows == ["theirs", "ours"]
