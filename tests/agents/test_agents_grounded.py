@@ -232,3 +232,17 @@ def test_small_talk_gets_a_social_reply_not_the_abstention(message: str, reply: 
 )
 def test_a_message_that_asks_more_than_small_talk_is_answered_or_abstained(message: str) -> None:
     assert small_talk(message) is None
+
+
+def test_remembered_prompt_pieces_read_as_the_first_time() -> None:
+    from smartctx.agents.knowledge import extract_knowledge
+
+    instructions = {"role": "system", "content": "Be brief. Hotels are booked by the desk."}
+    later = {"role": "system", "content": "Hotels are booked by the desk."}
+    first = extract_knowledge([instructions, later, user("hotel?")])
+    again = extract_knowledge([instructions, later, user("hotel?")])
+    assert first == again
+    # the same text is the system prompt when it comes first, a summary after one
+    alone = extract_knowledge([later, user("hotel?")])
+    assert [s.source for s in alone] == ["system"]
+    assert [s.source for s in first][-1] == "summary"

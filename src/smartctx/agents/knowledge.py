@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from smartctx.agents.facts import extract_facts
 from smartctx.agents.text import is_question, split_units
@@ -121,48 +122,70 @@ _PIECE_START = re.compile(
 
 
 def extract_knowledge(messages: Sequence[dict[str, str]]) -> list[Sentence]:
-    """Candidate answer sentences in ``messages`` (see the module docstring), in prompt order."""
+    """Candidate answer sentences in ``messages`` (see the module docstring), in prompt order.
+    Each piece of the prompt is read once and remembered (bounded): a thread's prompt repeats
+    most of its knowledge and instructions from turn to turn."""
     out: list[Sentence] = []
     seen_system = False
     for role, content, is_last_user in _pieces(messages):
-        statements_only = False
-        if _SCAFFOLDING.search(content):
-            continue  # prompt scaffolding or raw JSON is never evidence
-        if role == "system":
-            tag = _TAG.match(content)
-            if tag is not None:
-                if tag.group(1).lower() == "tool":
-                    continue
-                source, body = tag.group(2).strip(), content[tag.end() :]
-                statements_only = tag.group(1).lower() == "recalled from"
-            elif content.startswith(SUMMARY_PREFIX):
-                source, body = "summary", content[len(SUMMARY_PREFIX) :]
-                statements_only = True
-            else:
-                source, body = ("summary" if seen_system else "system"), content
-                seen_system = True
-                statements_only = True
-        elif role == "user" and not is_last_user:
-            source, body, statements_only = "conversation", " ".join(extract_facts(content)), True
-        elif role == "earlier":
-            # an earlier user message brought back from the archive: its statements count
-            source, body, statements_only = "conversation", content, True
-        else:
-            continue
-        body = _EXCHANGE.sub(lambda m: m.group("user") + " ", body)
-        context = frozenset(analyze(body))
-        personal = _personal_source(source)
-        remembered = source.startswith(("mem:", "pair:"))
-        for raw in split_units(body):
-            sentence = _ACK.sub("", raw) if source == "summary" else raw
-            if is_question(sentence) or (statements_only and _INSTRUCTION.match(sentence)):
-                continue
-            if remembered and not extract_facts(sentence):
-                continue  # a remembered complaint ("my VPN drops") answers nothing
-            tokens = frozenset(analyze(sentence))
-            if tokens:
-                out.append(Sentence(sentence, source, tokens, context, len(out), personal))
+        untagged = role == "system" and _TAG.match(content) is None
+        untagged = untagged and not content.startswith(SUMMARY_PREFIX)
+        for text, source, tokens, context, personal in _piece_sentences(
+            role, content, is_last_user, seen_system
+        ):
+            out.append(Sentence(text, source, tokens, context, len(out), personal))
+        if untagged and not _SCAFFOLDING.search(content):
+            seen_system = True
     return out
+
+
+_Found = tuple[str, str, frozenset[str], frozenset[str], bool]
+
+
+@lru_cache(maxsize=2048)
+def _piece_sentences(
+    role: str, content: str, is_last_user: bool, seen_system: bool
+) -> tuple[_Found, ...]:
+    """The sentences one piece of the prompt offers: (text, source, tokens, section tokens,
+    personal), in order."""
+    statements_only = False
+    if _SCAFFOLDING.search(content):
+        return ()  # prompt scaffolding or raw JSON is never evidence
+    if role == "system":
+        tag = _TAG.match(content)
+        if tag is not None:
+            if tag.group(1).lower() == "tool":
+                return ()
+            source, body = tag.group(2).strip(), content[tag.end() :]
+            statements_only = tag.group(1).lower() == "recalled from"
+        elif content.startswith(SUMMARY_PREFIX):
+            source, body = "summary", content[len(SUMMARY_PREFIX) :]
+            statements_only = True
+        else:
+            source, body = ("summary" if seen_system else "system"), content
+            statements_only = True
+    elif role == "user" and not is_last_user:
+        source, body, statements_only = "conversation", " ".join(extract_facts(content)), True
+    elif role == "earlier":
+        # an earlier user message brought back from the archive: its statements count
+        source, body, statements_only = "conversation", content, True
+    else:
+        return ()
+    body = _EXCHANGE.sub(lambda m: m.group("user") + " ", body)
+    context = frozenset(analyze(body))
+    personal = _personal_source(source)
+    remembered = source.startswith(("mem:", "pair:"))
+    found: list[_Found] = []
+    for raw in split_units(body):
+        sentence = _ACK.sub("", raw) if source == "summary" else raw
+        if is_question(sentence) or (statements_only and _INSTRUCTION.match(sentence)):
+            continue
+        if remembered and not extract_facts(sentence):
+            continue  # a remembered complaint ("my VPN drops") answers nothing
+        tokens = frozenset(analyze(sentence))
+        if tokens:
+            found.append((sentence, source, tokens, context, personal))
+    return tuple(found)
 
 
 _SEARCH_LOG = re.compile(

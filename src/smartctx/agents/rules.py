@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 _QUOTES = "\"'“”‘’«»「」『』`"
 _QUOTED = re.compile(
@@ -111,6 +112,23 @@ def _first_quoted(text: str) -> str | None:
     return match.group(1) or match.group(2)
 
 
+@lru_cache(maxsize=4096)
+def _rules_in(text: str) -> tuple[str, ...]:
+    """The raw forbidden phrases of one paragraph, in order (see :func:`forbidden_phrases`)."""
+    found: list[str] = []
+    for match in _RULE_EN.finditer(text):
+        raw = match.group("phrase")
+        quoted = _first_quoted(raw)
+        found.append(quoted if quoted is not None else raw)
+    for match in _RULE_FORBIDDEN.finditer(text):
+        raw = match.group("phrase") or match.group("phrase2") or ""
+        quoted = _first_quoted(raw)
+        found.append(quoted if quoted is not None else raw)
+    for pattern in _RULE_OTHER:
+        found.extend(match.group("q") for match in pattern.finditer(text))
+    return tuple(found)
+
+
 def forbidden_phrases(texts: Iterable[str]) -> list[str]:
     """Phrases that ``texts`` (system-side instructions) forbid, in order of appearance, unique.
 
@@ -119,16 +137,10 @@ def forbidden_phrases(texts: Iterable[str]) -> list[str]:
     """
     found: list[str] = []
     for text in texts:
-        for match in _RULE_EN.finditer(text):
-            raw = match.group("phrase")
-            quoted = _first_quoted(raw)
-            found.append(quoted if quoted is not None else raw)
-        for match in _RULE_FORBIDDEN.finditer(text):
-            raw = match.group("phrase") or match.group("phrase2") or ""
-            quoted = _first_quoted(raw)
-            found.append(quoted if quoted is not None else raw)
-        for pattern in _RULE_OTHER:
-            found.extend(match.group("q") for match in pattern.finditer(text))
+        # a rule never spans a blank line, and a prompt repeats most of its paragraphs from
+        # turn to turn: each paragraph is read once (bounded cache)
+        for paragraph in text.split("\n\n"):
+            found += _rules_in(paragraph)
     out: list[str] = []
     seen: set[str] = set()
     for phrase in found:
