@@ -74,13 +74,21 @@ async def test_hook_round_trip_with_a_device_snapshot(memory: PersonalMemory) ->
     assert len(await memory.pairs("u1")) == 1
 
 
+async def _three_days_and_a_stranger(
+    memory: PersonalMemory, clock: ManualClock, session: str
+) -> None:
+    """u1 asks for the living room on three days (sessions ``<session>-1..3``: enough evidence
+    for a confirmed profile item); u2 says something of their own."""
+    for day in (1, 2, 3):
+        clock.set(clock.now().replace(day=day))
+        await memory.add_pair("u1", PairIn("거실 청정해줘", "네", session_id=f"{session}-{day}"))
+    await memory.add_pair("u2", PairIn("I like opera", session_id="x"))
+
+
 async def test_hook_uses_server_memory_without_a_snapshot(
     memory: PersonalMemory, clock: ManualClock
 ) -> None:
-    for day in (1, 2, 3):
-        clock.set(clock.now().replace(day=day))
-        await memory.add_pair("u1", PairIn("거실 청정해줘", "네", session_id=f"old-{day}"))
-    await memory.add_pair("u2", PairIn("I like opera", session_id="x"))
+    await _three_days_and_a_stranger(memory, clock, "old")
     hook = PersonalMemoryHook(memory)
     turn = TurnContext("u1", "ctx-9", "안방 청정해줘", {})
     await hook.before_turn(turn)
@@ -100,10 +108,7 @@ async def test_hook_uses_server_memory_without_a_snapshot(
 async def test_one_read_gives_what_the_separate_reads_give(
     memory: PersonalMemory, clock: ManualClock
 ) -> None:
-    for day in (1, 2, 3):
-        clock.set(clock.now().replace(day=day))
-        await memory.add_pair("u1", PairIn("거실 청정해줘", "네", session_id=f"s-{day}"))
-    await memory.add_pair("u2", PairIn("I like opera", session_id="x"))
+    await _three_days_and_a_stranger(memory, clock, "s")
     both = await memory.everything("u1", pair_limit=2)
     assert both["pairs"] == await memory.pairs("u1", limit=2)
     assert both["summaries"] == await memory.summaries("u1")

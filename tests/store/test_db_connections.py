@@ -25,6 +25,14 @@ async def _database(path: Path) -> Database:
     return db
 
 
+def _write_lock_held(path: Path) -> sqlite3.Connection:
+    """A connection of "another process" holding the file's write lock (usable from a timer
+    thread to release it)."""
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    return other
+
+
 async def test_a_file_database_runs_on_inline_connections(tmp_path: Path) -> None:
     db = await _database(tmp_path / "a.db")
     try:
@@ -48,8 +56,7 @@ async def test_a_write_waits_for_another_process_lock_without_blocking_the_loop(
 ) -> None:
     path = tmp_path / "a.db"
     db = await _database(path)
-    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    other = _write_lock_held(path)
     other.execute("INSERT INTO t VALUES (1, 'theirs')")
     ticks = 0
     stop = asyncio.Event()
@@ -86,8 +93,7 @@ async def test_a_write_waits_for_another_process_lock_without_blocking_the_loop(
 async def test_the_recorded_busy_timeout_still_ends_a_wait(tmp_path: Path) -> None:
     path = tmp_path / "a.db"
     db = await _database(path)
-    other = sqlite3.connect(path, isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")
+    other = _write_lock_held(path)
     try:
         async with db.engine.connect() as conn:
             raw = await conn.get_raw_connection()
@@ -141,8 +147,7 @@ async def test_a_turn_cancelled_while_waiting_for_a_lock_frees_its_connection_cl
 ) -> None:
     path = tmp_path / "a.db"
     db = await _database(path)
-    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    other.execute("BEGIN IMMEDIATE")
+    other = _write_lock_held(path)
 
     async def write() -> None:
         async with db.session() as s:

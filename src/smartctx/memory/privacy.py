@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import phonenumbers
@@ -204,14 +204,31 @@ def _redact_cached(text: str, regions: tuple[str, ...]) -> str:
 
 
 def _redact(text: str, regions: tuple[str, ...]) -> str:
+    return _replaced(text, detect(text, regions=regions))
+
+
+def _replaced(text: str, findings: Iterable[Finding]) -> str:
+    """``text`` with each of ``findings`` (sorted, not overlapping) replaced by its placeholder."""
     out: list[str] = []
     last = 0
-    for f in detect(text, regions=regions):
+    for f in findings:
         out.append(text[last : f.start])
         out.append(f"[REDACTED:{f.kind}]")
         last = f.end
     out.append(text[last:])
     return "".join(out)
+
+
+def private_findings(
+    text: str, public: Sequence[str], *, regions: tuple[str, ...] = ("US", "KR")
+) -> list[Finding]:
+    """The findings of :func:`detect` in ``text`` whose value none of the ``public`` texts
+    holds (what a knowledge base publishes, a helpdesk address, is no one's secret)."""
+    return [
+        f
+        for f in detect(text, regions=regions)
+        if not any(text[f.start : f.end] in p for p in public)
+    ]
 
 
 def redact_echoes(
@@ -230,18 +247,10 @@ def redact_echoes(
     if not published:
         out = redact(text, regions=regions)
     else:
-        parts: list[str] = []
-        last = 0
-        for f in detect(text, regions=regions):
-            value = text[f.start : f.end]
-            if any(value in p for p in published):
-                continue
-            parts += [text[last : f.start], f"[REDACTED:{f.kind}]"]
-            last = f.end
-        out = "".join([*parts, text[last:]])
-    for f in detect(source, regions=regions):
+        out = _replaced(text, private_findings(text, published, regions=regions))
+    for f in private_findings(source, published, regions=regions):
         value = source[f.start : f.end]
-        if len(value) >= 4 and not any(value in p for p in published):
+        if len(value) >= 4:
             out = out.replace(value, f"[REDACTED:{f.kind}]")
     return out
 
@@ -257,6 +266,7 @@ __all__ = [
     "detect",
     "is_sensitive",
     "luhn_ok",
+    "private_findings",
     "redact",
     "redact_echoes",
 ]

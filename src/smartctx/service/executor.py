@@ -53,7 +53,7 @@ from smartctx.agents.models import ChatMessages, StreamingChatModel, TokenSink
 from smartctx.core.errors import SmartCtxError
 from smartctx.core.settings import Settings
 from smartctx.core.slots import Event, EventKind, Slot, SlotKind
-from smartctx.memory.privacy import detect, redact_echoes
+from smartctx.memory.privacy import private_findings, redact_echoes
 from smartctx.service.artifact_stream import ArtifactStream
 from smartctx.service.contexts import (
     ContextRegistry,
@@ -68,6 +68,7 @@ from smartctx.service.precompute import PrecomputingProvider, TurnPrecompute
 from smartctx.service.recall_index import RecallIndexer, RecallSettled
 from smartctx.service.windows import options_from_metadata
 from smartctx.service.wire import METADATA_KEY, camel_keys
+from smartctx.window import ContextWindow
 
 logger = logging.getLogger(__name__)
 
@@ -152,7 +153,7 @@ class _TurnModel:
             yield await self.complete(messages, temperature=temperature)
 
 
-def knowledge_in(window: Any) -> list[str]:
+def knowledge_in(window: ContextWindow) -> list[str]:
     """The knowledge-base passages in ``window`` (``rag_doc`` slots from ``kb:`` sources): what
     a reply quotes from them (a helpdesk address) is published, not the user's secret."""
     return [
@@ -164,13 +165,7 @@ def knowledge_in(window: Any) -> list[str]:
 
 def _holds_private(messages: ChatMessages, public: list[str]) -> bool:
     """Whether a message holds a sensitive value that no ``public`` text holds."""
-    for message in messages:
-        text = str(message.get("content", ""))
-        for found in detect(text):
-            value = text[found.start : found.end]
-            if not any(value in p for p in public):
-                return True
-    return False
+    return any(private_findings(str(m.get("content", "")), public) for m in messages)
 
 
 def _asked(messages: ChatMessages) -> str:

@@ -72,21 +72,11 @@ class InlineCursor:
             self._connection.busy_timeout_ms = int(busy.group(1))
             sql = "PRAGMA busy_timeout=0"
         args = () if parameters is None else parameters
-        try:
-            self._cursor.execute(sql, args)
-        except sqlite3.OperationalError as err:
-            if not _locked(err) or self._connection.busy_timeout_ms <= 0:
-                raise
-            await self._connection.waiting(self._cursor.execute, sql, args)
+        await self._connection.run(self._cursor.execute, sql, args)
         return self
 
     async def executemany(self, sql: str, parameters: Sequence[_Params]) -> InlineCursor:
-        try:
-            self._cursor.executemany(sql, parameters)
-        except sqlite3.OperationalError as err:
-            if not _locked(err) or self._connection.busy_timeout_ms <= 0:
-                raise
-            await self._connection.waiting(self._cursor.executemany, sql, parameters)
+        await self._connection.run(self._cursor.executemany, sql, parameters)
         return self
 
     async def fetchone(self) -> Any:
@@ -154,6 +144,16 @@ class InlineConnection:
         await self.waiting(cursor.execute, sql, args)
         return InlineCursor(self, cursor)
 
+    async def run(self, call: Any, *args: Any) -> Any:
+        """``call(*args)`` here and now; when it finds the database locked (it did nothing),
+        again on a worker thread that waits up to the recorded busy timeout."""
+        try:
+            return call(*args)
+        except sqlite3.OperationalError as err:
+            if not _locked(err) or self.busy_timeout_ms <= 0:
+                raise
+            return await self.waiting(call, *args)
+
     async def waiting(self, call: Any, *args: Any) -> Any:
         """``call(*args)`` on a worker thread with SQLite's busy timeout set to the recorded one
         (0 again afterwards); the connection is not used by anyone else meanwhile (SQLAlchemy
@@ -177,12 +177,7 @@ class InlineConnection:
             raise
 
     async def commit(self) -> None:
-        try:
-            self._conn.commit()
-        except sqlite3.OperationalError as err:
-            if not _locked(err) or self.busy_timeout_ms <= 0:
-                raise
-            await self.waiting(self._conn.commit)
+        await self.run(self._conn.commit)
 
     async def rollback(self) -> None:
         self._conn.rollback()
