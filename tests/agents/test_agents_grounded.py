@@ -246,3 +246,15 @@ def test_remembered_prompt_pieces_read_as_the_first_time() -> None:
     alone = extract_knowledge([later, user("hotel?")])
     assert [s.source for s in alone] == ["system"]
     assert [s.source for s in first][-1] == "summary"
+
+
+def test_a_greeting_that_opens_a_message_is_returned_and_the_rest_answered() -> None:
+    leave = {
+        "role": "system",
+        "content": "[source: kb:leave.md#1] Full-time employees have 25 days of paid annual "
+        "leave per calendar year.",
+    }
+    asked = reply([leave, user("Hello! How many days of annual leave do I get?")])
+    assert asked.startswith("Hello! Full-time employees have 25 days")
+    assert reply([leave, user("Hi, I'm new here.")]) == "Hello! Noted: You're new here."
+    assert reply([leave, user("hi there")]) == "Hello! How can I help?"  # only a greeting

@@ -24,7 +24,12 @@ from smartctx.agents.rules import (
     quoted_phrases,
     requested_phrase,
 )
-from smartctx.agents.text import is_question, reports_a_problem, to_second_person
+from smartctx.agents.text import (
+    is_question,
+    reports_a_problem,
+    split_sentences,
+    to_second_person,
+)
 from smartctx.core import Embedder, RetrievalEmbedder
 from smartctx.core.embeddings import Vector
 from smartctx.retrieval.analysis import analyze
@@ -57,6 +62,19 @@ CALIBRATION: dict[str, dict[str, float]] = {
 the lowest best score of an answerable question there is 0.30 and the highest of an
 unanswerable one 0.22; cross-lingual answers (no shared word) reach a similarity of 0.31, while
 off-topic sentences stay below 0.28."""
+
+
+def _greeting_first(text: str) -> tuple[str | None, str]:
+    """The reply to a greeting that opens ``text`` ("Hi, I'm new here") and what follows it, or
+    ``(None, text)`` when none does or nothing follows."""
+    head, sep, rest = text.strip().partition(",")
+    if not sep:
+        head, sep, rest = text.strip().partition("!")
+    opening = small_talk(head) if sep and rest.strip() else None
+    if opening is None:
+        return None, text
+    # the greeting itself ("Hello!"), not its offer of help: an answer follows
+    return split_sentences(opening)[0], rest.strip()
 
 
 def _document(source: str) -> str:
@@ -163,10 +181,17 @@ class GroundedResponder:
         known = quoted_phrases(m["content"] for m in chat)
         request = requested_phrase(query, known=[*rules, *known])
         social = small_talk(query) if request is None else None
+        opening, rest = (
+            _greeting_first(query) if request is None and social is None else (None, query)
+        )
         if request is not None:
             reply = request
         elif social is not None:
             reply = social
+        elif opening is not None:
+            # "Hi, I'm new here.": greet back, then answer the rest as its own message
+            tail = [*chat[:-1], {**chat[-1], "content": rest}] if chat else chat
+            reply = f"{opening} {self.respond(tail)}"
         else:
             facts = [] if is_question(query) else extract_facts(query)
             asked = [m["content"] for m in chat if m["role"] == "user"]
