@@ -106,6 +106,31 @@ async def test_writes_are_versioned_owner_scoped_and_logged(db: Database) -> Non
     assert await _count(db, "a2a_task_versions", task_id="t1") == 1
 
 
+async def test_a_save_is_one_statement_on_postgresql_and_loses_whole(db: Database) -> None:
+    store = ClusterTaskStore(db)
+    statements: list[str] = []
+
+    def count(*args: Any) -> None:
+        statements.append(args[2])
+
+    sa.event.listen(db.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        v1 = await _save(store, _task("t1", TaskState.TASK_STATE_SUBMITTED), TaskVersion.MISSING)
+        v2 = await _save(store, _task("t1", TaskState.TASK_STATE_WORKING), v1)
+    finally:
+        sa.event.remove(db.engine.sync_engine, "before_cursor_execute", count)
+    if db.engine.dialect.name == "postgresql":  # the SDK's path elsewhere: four statements
+        assert len(statements) == 2, statements
+    with pytest.raises(ConcurrentTaskModificationError):  # a second first save loses
+        await _save(store, _task("t1", TaskState.TASK_STATE_FAILED), TaskVersion.MISSING)
+    with pytest.raises(ConcurrentTaskModificationError):  # so does a stale one
+        await _save(store, _task("t1", TaskState.TASK_STATE_COMPLETED), v1)
+    stored = await store.get("t1", _as("ann"))  # and neither wrote the task or its event
+    assert stored is not None and stored.version == v2
+    assert stored.task.status.state == TaskState.TASK_STATE_WORKING
+    assert await _count(db, "a2a_task_events", task_id="t1") == 2
+
+
 async def test_the_stream_yields_the_events_after_a_version(db: Database) -> None:
     store, stream = ClusterTaskStore(db), ClusterEventStream(db, poll_seconds=0.01)
     v1 = await _save(store, _task("t2", TaskState.TASK_STATE_SUBMITTED), TaskVersion.MISSING)

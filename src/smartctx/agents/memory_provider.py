@@ -221,6 +221,8 @@ class LongTermMemoryProvider(ContextProvider):
             )
             for kind, body in candidates
         ]
+        if not items:  # nothing to store (a question, say): the next recall syncs anyway
+            return []
         stored = await self.store.add(items)
         await self._sync()
         return stored

@@ -47,13 +47,15 @@ def _walk(frame: Any, on_stack: set[str], totals: dict[str, float]) -> None:
         _walk(child, on_stack, totals)
 
 
-async def _profile(turns: int, warmup: int, data_dir: Path) -> dict[str, Any]:
+async def _profile(
+    turns: int, warmup: int, data_dir: Path, database_url: str | None = None
+) -> dict[str, Any]:
     from pyinstrument import Profiler
 
     from smartctx.core.settings import Settings
     from smartctx.service.server import serve_async
 
-    settings = Settings(data_dir=data_dir)
+    settings = Settings(data_dir=data_dir, database_url=database_url)
     handle = await serve_async(settings, host="127.0.0.1", port=0)
     statements = [0]
 
@@ -94,12 +96,19 @@ async def _profile(turns: int, warmup: int, data_dir: Path) -> dict[str, Any]:
     }
 
 
-def run(turns: int = 20, warmup: int = 5, progress: Callable[[str], None] | None = None) -> Any:
-    """Profile ``turns`` warm turns of one context; see the module docstring."""
+def run(
+    turns: int = 20,
+    warmup: int = 5,
+    progress: Callable[[str], None] | None = None,
+    database_url: str | None = None,
+) -> Any:
+    """Profile ``turns`` warm turns of one context; see the module docstring. ``database_url``
+    (a ``postgresql+asyncpg://`` URL, say) profiles that store in place of the default SQLite
+    file: the caller owns that database, so use a throw-away one."""
     with tempfile.TemporaryDirectory(prefix="smartctx-profile-") as tmp:
         if progress is not None:
             progress(f"profiling {turns} turns after {warmup} warm-up turns")
-        return asyncio.run(_profile(turns, warmup, Path(tmp)))
+        return asyncio.run(_profile(turns, warmup, Path(tmp), database_url))
 
 
 def markdown(result: dict[str, Any], rows: int = 25) -> str:

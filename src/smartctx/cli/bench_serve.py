@@ -185,6 +185,10 @@ def profile(
     docs: Annotated[
         Path | None, typer.Option(help="with --compare: rewrite the bench:profile section")
     ] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(help="profile this store (a throw-away database) in place of SQLite"),
+    ] = None,
 ) -> None:
     """Profile served turns (pyinstrument, dev extra): a top-costs table of one turn of the
     offline defaults (SQLite, memory on), with SQL statements per turn.
@@ -199,7 +203,7 @@ def profile(
     from smartctx.bench.docs import write_section
     from smartctx.bench.turn_profile import compare_markdown, markdown, run
 
-    result = run(turns=turns, warmup=warmup, progress=console.print)
+    result = run(turns=turns, warmup=warmup, progress=console.print, database_url=database_url)
     console.print(markdown(result, rows))
     if tree:
         console.print(result["text"])

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from smartctx.retrieval.chunking import content_hash
 from smartctx.retrieval.kb import DocumentInfo, KBHit, KnowledgeBase
-from smartctx.retrieval.kb_version import KBWatcher
+from smartctx.retrieval.kb_version import KBWatcher, current_of
 from smartctx.store import Database
 
 ORG_SCOPE = "#org"
@@ -73,8 +73,9 @@ class ScopedKnowledge:
             bridge_embedder=self.org.bridge_embedder,
         )
 
-    async def _watcher(self, owner: str) -> KBWatcher | None:
-        """The owner's watched base, brought up to date with the store; None without one."""
+    async def _watcher(self, owner: str, token: str | None = None) -> KBWatcher | None:
+        """The owner's watched base, brought up to date with the store (``token``: its stored
+        token, when just read); None without one."""
         if self.db is None:
             return None
         async with self._lock:
@@ -84,7 +85,7 @@ class ScopedKnowledge:
                 while len(self._owners) > self.max_owners:
                     self._owners.popitem(last=False)
             self._owners.move_to_end(owner)
-        await watcher.refresh()
+        await watcher.refresh(token)
         return watcher
 
     async def base(self, owner: str) -> KnowledgeBase | None:
@@ -93,9 +94,15 @@ class ScopedKnowledge:
         return watcher.kb if watcher is not None else None
 
     async def view(self, owner: str) -> OwnerView:
-        """What ``owner`` retrieves from, both bases current with the store."""
-        await self.org_watcher.refresh()
-        return OwnerView(self.org, await self.base(owner))
+        """What ``owner`` retrieves from, both bases current with the store (both tokens are
+        read in one statement: this runs every turn)."""
+        if self.db is None or self.org.db is not self.db or self.org.owner == owner:
+            await self.org_watcher.refresh()
+            return OwnerView(self.org, await self.base(owner))
+        tokens = await current_of(self.db, [self.org.owner, owner])
+        await self.org_watcher.refresh(tokens[self.org.owner])
+        watcher = await self._watcher(owner, tokens[owner])
+        return OwnerView(self.org, watcher.kb if watcher is not None else None)
 
     async def documents(self, owner: str) -> dict[str, list[DocumentInfo]]:
         """The documents ``owner`` sees, by scope: ``org`` and ``owner``."""

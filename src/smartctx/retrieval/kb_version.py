@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import String, delete, select, update
@@ -48,9 +49,17 @@ async def drop(session: AsyncSession, owner: str) -> None:
 
 async def current(db: Database, owner: str) -> str:
     """The owner's stored token (``""`` when the owner never wrote)."""
+    return (await current_of(db, [owner]))[owner]
+
+
+async def current_of(db: Database, owners: Sequence[str]) -> dict[str, str]:
+    """The stored tokens of ``owners`` in one read (``""`` for an owner who never wrote)."""
     async with db.read() as session:
-        token = await session.scalar(select(KBVersionRow.token).where(KBVersionRow.owner == owner))
-    return token or ""
+        found = await session.execute(
+            select(KBVersionRow.owner, KBVersionRow.token).where(KBVersionRow.owner.in_(owners))
+        )
+        tokens = {str(owner): str(token) for owner, token in found}
+    return {owner: tokens.get(owner, "") for owner in owners}
 
 
 class KBWatcher:
@@ -68,13 +77,15 @@ class KBWatcher:
         self.token: str | None = None
         self.lock = asyncio.Lock()
 
-    async def refresh(self) -> bool:
-        """Reload when the stored token moved; returns whether it reloaded."""
+    async def refresh(self, token: str | None = None) -> bool:
+        """Reload when the stored token moved; returns whether it reloaded. ``token``: the
+        stored token, when the caller has just read it (:func:`current_of`)."""
         db = self.kb.db
         if db is None:
             return False
         async with self.lock:
-            token = await current(db, self.kb.owner)
+            if token is None:
+                token = await current(db, self.kb.owner)
             if token == self.token:
                 return False
             await self.kb.load()  # read after the token: a later write shows up next time
@@ -83,4 +94,4 @@ class KBWatcher:
             return True
 
 
-__all__ = ["KBVersionRow", "KBWatcher", "current", "drop", "renew"]
+__all__ = ["KBVersionRow", "KBWatcher", "current", "current_of", "drop", "renew"]

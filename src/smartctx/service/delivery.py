@@ -6,15 +6,16 @@ own committed transaction, so a client that retries a message whose answer it ne
 gets the first task back (with the same reply) instead of a second turn, even after a crash.
 A retry of a message whose task failed (for example one interrupted by a crash, see below)
 runs again. Two retries that arrive at once in one process are serialised by a lock per
-(owner, messageId); across replicas the primary key makes the second claim fail, and that
-request answers with the first task.
+(owner, messageId). Across replicas only a retry that arrives after the first claim is answered
+with the first task; two deliveries of one message that reach two replicas at the same moment
+both run, and the later claim is the one kept.
 
 ``fail_interrupted_tasks`` marks the A2A tasks a crash left ``SUBMITTED`` or ``WORKING`` as
 ``FAILED`` at start-up, with a message saying to send the message again. On SQLite (one
 process owns the file) that is every unfinished task; on a shared database only those not
 updated for ``stale_after`` seconds, so that another replica's running turns are left alone.
 
-Cost: one primary-key read per message, one insert per new message.
+Cost: one primary-key read per message, one upsert per new message.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from smartctx.core.clock import Clock, SystemClock
 from smartctx.store.db import Database
@@ -52,6 +54,7 @@ class DeliveryLog:
         self.db = db
         self.clock: Clock = clock or SystemClock()
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._claim_statement: Any = None
 
     def lock(self, owner: str, message_id: str) -> asyncio.Lock:
         """The in-process lock that serialises retries of one message."""
@@ -73,28 +76,26 @@ class DeliveryLog:
             )
         return None if value is None else str(value)
 
-    async def claim(self, owner: str, message_id: str, task_id: str) -> bool:
-        """Record that ``task_id`` answers the message (replacing a failed earlier task);
-        False when another request recorded a different task first."""
-        table = DELIVERIES
-        key = (table.c.owner == owner) & (table.c.message_id == message_id)
-        try:
-            async with self.db.session() as session:
-                current = await session.scalar(sa.select(table.c.task_id).where(key))
-                if current is None:
-                    await session.execute(
-                        table.insert().values(
-                            owner=owner,
-                            message_id=message_id,
-                            task_id=task_id,
-                            created_at=self.clock.now(),
-                        )
-                    )
-                else:
-                    await session.execute(table.update().where(key).values(task_id=task_id))
-        except IntegrityError:
-            return False
-        return True
+    async def claim(self, owner: str, message_id: str, task_id: str) -> None:
+        """Record that ``task_id`` answers the message: one upsert, which replaces the task of
+        an earlier delivery (the handler only starts a new task when that one failed or is
+        gone; two replicas given the same message at once keep the later claim)."""
+        statement = self._claim_statement
+        if statement is None:
+            insert = (sqlite_insert if self.db.is_sqlite else pg_insert)(DELIVERIES)
+            statement = insert.on_conflict_do_update(
+                index_elements=[DELIVERIES.c.owner, DELIVERIES.c.message_id],
+                set_={"task_id": insert.excluded.task_id},
+            )
+            self._claim_statement = statement
+        values = {
+            "owner": owner,
+            "message_id": message_id,
+            "task_id": task_id,
+            "created_at": self.clock.now(),
+        }
+        async with self.db.session() as session:
+            await session.execute(statement, values)
 
 
 async def fail_interrupted_tasks(

@@ -49,6 +49,7 @@ from a2a.server.cluster import (
     DatabaseTaskEventStream,
     VersionedDatabaseTaskStore,
 )
+from a2a.server.cluster.version import TaskVersion
 from a2a.server.context import ServerCallContext
 from a2a.server.models import (
     create_task_event_model,
@@ -57,7 +58,10 @@ from a2a.server.models import (
 )
 from a2a.server.tasks import DatabaseTaskStore
 from a2a.types.a2a_pb2 import Message, Part, Role, Task, TaskState, TaskStatusUpdateEvent
+from a2a.utils.proto_utils import to_stream_response
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase
 
 from smartctx.memory.forget import ForgottenItem
@@ -104,7 +108,17 @@ def task_models() -> TaskModels:
 
 
 class ClusterTaskStore(VersionedDatabaseTaskStore):
-    """``VersionedDatabaseTaskStore`` on our tables (see the module docstring)."""
+    """``VersionedDatabaseTaskStore`` on our tables (see the module docstring).
+
+    On PostgreSQL a save is one statement: the SDK's compare-and-swap of the version row, the
+    task row and the event, each a data-modifying ``WITH`` clause of one query in one
+    transaction (the SDK runs an ``UPDATE``, the ORM's ``SELECT`` then ``INSERT``/``UPDATE`` of
+    the task, and an ``INSERT``: four round trips, four saves a turn). The semantics are the
+    SDK's: the version moves from ``prev_version`` to the next or the save raises
+    :class:`ConcurrentTaskModificationError` and writes nothing (the transaction rolls back); a
+    first save inserts version 1 and loses to a concurrent first save on the version row's key.
+    A cancel (which locks and reads the stored task first) takes the SDK's own path.
+    """
 
     def __init__(self, db: Database) -> None:
         super().__init__(db.engine, create_table=False)
@@ -112,6 +126,84 @@ class ClusterTaskStore(VersionedDatabaseTaskStore):
         self.as_task_store.task_model = models.task  # type: ignore[attr-defined]
         self._event_model = models.event
         self._version_model = models.version
+        self._one_statement = db.engine.dialect.name == "postgresql"
+        self._statements: dict[tuple[bool, bool], tuple[Any, list[tuple[str, str]]]] = {}
+
+    async def _save_once(
+        self, task: Task, *, event: Any, prev_version: TaskVersion, owner: str
+    ) -> TaskVersion:
+        if not self._one_statement or task.status.state == TaskState.TASK_STATE_CANCELED:
+            return await super()._save_once(
+                task, event=event, prev_version=prev_version, owner=owner
+            )
+        first = prev_version.is_missing
+        new_version = 1 if first else _version_number(prev_version) + 1
+        row = self._db._to_orm(task, owner)
+        statement, columns = self._save_statement(first=first, with_event=event is not None)
+        values: dict[str, Any] = {f"t_{name}": getattr(row, key) for name, key in columns}
+        values |= {"v_task": task.id, "v_owner": owner, "v_new": new_version}
+        if not first:
+            values["v_prev"] = _version_number(prev_version)
+        if event is not None:
+            values["e_data"] = to_stream_response(event).SerializeToString()
+        try:
+            async with self._db.async_session_maker.begin() as session:
+                moved = (await session.execute(statement, values)).scalar_one()
+                if not moved:
+                    raise ConcurrentTaskModificationError(task.id)
+        except IntegrityError as err:
+            if first:  # another replica's first save took the version row
+                raise ConcurrentTaskModificationError(task.id) from err
+            raise
+        return TaskVersion(new_version)
+
+    def _save_statement(
+        self, *, first: bool, with_event: bool
+    ) -> tuple[Any, list[tuple[str, str]]]:
+        """The one-statement save (compiled once per shape) and the task model's
+        (column, attribute) names; values are bound per call (``t_``, ``v_``, ``e_`` names)."""
+        key = (first, with_event)
+        if key in self._statements:
+            return self._statements[key]
+        model = self.as_task_store.task_model  # type: ignore[attr-defined]
+        columns = [(a.columns[0].name, a.key) for a in sa.inspect(model).column_attrs]
+        tasks, events, versions = _tables()
+        task_id: Any = sa.bindparam("v_task")
+        owner: Any = sa.bindparam("v_owner")
+        if first:
+            version: Any = sa.insert(versions).values(
+                task_id=task_id, owner=owner, version=sa.bindparam("v_new")
+            )
+        else:
+            version = (
+                sa.update(versions)
+                .where(
+                    versions.c.task_id == task_id,
+                    versions.c.owner == owner,
+                    versions.c.version == sa.bindparam("v_prev"),
+                )
+                .values(version=sa.bindparam("v_new"))
+            )
+        moved = version.returning(versions.c.version).cte("moved")
+        insert = pg_insert(tasks).values({name: sa.bindparam(f"t_{name}") for name, _ in columns})
+        upsert = insert.on_conflict_do_update(
+            index_elements=[tasks.c.id],
+            set_={name: insert.excluded[name] for name, _ in columns if name != "id"},
+        )
+        writes = [upsert.returning(tasks.c.id).cte("task_row")]
+        if with_event:
+            logged = sa.insert(events).values(
+                task_id=task_id,
+                owner=owner,
+                task_version=sa.bindparam("v_new"),
+                event_data=sa.bindparam("e_data"),
+            )
+            writes.append(logged.returning(events.c.seq).cte("event_row"))
+        # Data-modifying WITH clauses run once, to completion, whether or not the main query
+        # reads them (PostgreSQL); add_cte renders them although nothing selects from them.
+        statement = sa.select(sa.func.count()).select_from(moved).add_cte(*writes)
+        self._statements[key] = (statement, columns)
+        return statement, columns
 
 
 class ClusterEventStream(DatabaseTaskEventStream):
@@ -197,6 +289,14 @@ class ReadingTaskStore(DatabaseTaskStore):
         async with self._db.read() as session:
             found = (await session.execute(query)).scalar_one_or_none()
             return None if found is None else self._from_orm(found)
+
+
+def _version_number(version: TaskVersion) -> int:
+    """The integer a versioned store's ``TaskVersion`` holds (the SDK's own rule)."""
+    value = version._value
+    if not isinstance(value, int):
+        raise TypeError(f"the task store needs integer versions, got {type(value).__name__}")
+    return value
 
 
 def _tables() -> tuple[sa.Table, sa.Table, sa.Table]:
