@@ -47,6 +47,7 @@ import sqlalchemy as sa
 from a2a.server.cluster import (
     ConcurrentTaskModificationError,
     DatabaseTaskEventStream,
+    StoredTask,
     VersionedDatabaseTaskStore,
 )
 from a2a.server.cluster.version import TaskVersion
@@ -127,6 +128,7 @@ class ClusterTaskStore(VersionedDatabaseTaskStore):
         self._event_model = models.event
         self._version_model = models.version
         self._one_statement = db.engine.dialect.name == "postgresql"
+        self._smartctx_db = db
         self._statements: dict[tuple[bool, bool], tuple[Any, list[tuple[str, str]]]] = {}
 
     async def _save_once(
@@ -156,6 +158,28 @@ class ClusterTaskStore(VersionedDatabaseTaskStore):
                 raise ConcurrentTaskModificationError(task.id) from err
             raise
         return TaskVersion(new_version)
+
+    async def _get_once(self, task_id: str, owner: str) -> StoredTask | None:
+        """The SDK's read of a task with its version (one outer-joined SELECT), through
+        :meth:`Database.read`: no transaction, so one round trip on PostgreSQL (the SDK's session
+        adds a BEGIN and a ROLLBACK; the SDK reads a task three times a turn)."""
+        task_model = self.as_task_store.task_model  # type: ignore[attr-defined]
+        versions = self._version_model
+        query = (
+            sa.select(task_model, versions.version)
+            .outerjoin(
+                versions,
+                (versions.task_id == task_model.id) & (versions.owner == task_model.owner),
+            )
+            .where(task_model.id == task_id, task_model.owner == owner)
+        )
+        async with self._smartctx_db.read() as session:
+            found = (await session.execute(query)).one_or_none()
+            if found is None:
+                return None
+            row, number = found
+            task = self._db._from_orm(row)
+        return StoredTask(task, TaskVersion.MISSING if number is None else TaskVersion(number))
 
     def _save_statement(
         self, *, first: bool, with_event: bool

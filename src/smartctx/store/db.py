@@ -136,8 +136,12 @@ class Database:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             event.listen(self.engine.sync_engine, "begin", _begin_immediate)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
-        reader = self.engine.execution_options(**{_NO_BEGIN: True}) if self.is_sqlite else None
-        self._reads = async_sessionmaker(reader or self.engine, expire_on_commit=False)
+        # Reads open no transaction: on SQLite no BEGIN, elsewhere autocommit (a PostgreSQL
+        # read is then one round trip, not BEGIN, SELECT and ROLLBACK).
+        self.reader: AsyncEngine = self.engine.execution_options(
+            **({_NO_BEGIN: True} if self.is_sqlite else {"isolation_level": "AUTOCOMMIT"})
+        )
+        self._reads = async_sessionmaker(self.reader, expire_on_commit=False)
         self._write_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
             weakref.WeakKeyDictionary()
         )
@@ -186,10 +190,11 @@ class Database:
     async def read(self) -> AsyncIterator[AsyncSession]:
         """A session for reads that need no snapshot across their statements (never write in it).
 
-        On SQLite no transaction is opened: each SELECT reads the last committed state on its
-        own, and, WAL readers never waiting for a writer, a read neither takes nor waits for the
-        write lock that :meth:`session` takes up front (``BEGIN IMMEDIATE``). Elsewhere it is
-        :meth:`session`.
+        No transaction is opened: each SELECT reads the last committed state on its own. On
+        SQLite, WAL readers never waiting for a writer, a read neither takes nor waits for the
+        write lock that :meth:`session` takes up front (``BEGIN IMMEDIATE``); on PostgreSQL the
+        connection is in autocommit, so a read costs one round trip (at the default READ
+        COMMITTED each statement of a transaction took its own snapshot anyway).
         """
         async with self._reads() as session:
             yield session
