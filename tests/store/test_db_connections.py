@@ -168,3 +168,33 @@ async def test_a_turn_cancelled_while_waiting_for_a_lock_frees_its_connection_cl
     finally:
         other.close()
         await db.close()
+
+
+async def test_postgresql_reads_open_no_transaction(tmp_path: Path) -> None:
+    # a read is one round trip (no BEGIN and ROLLBACK around it); a session stays one transaction
+    import os
+
+    from smartctx.bench.serve_procs import postgres_answers, throwaway_database
+
+    url = os.environ.get("SMARTCTX_TEST_POSTGRES_URL", "")
+    admin = url.rsplit("/", 1)[0] + "/postgres" if url else ""
+    if not admin or not await postgres_answers(admin):
+        pytest.skip("SMARTCTX_TEST_POSTGRES_URL is unset or PostgreSQL does not answer")
+
+    async def start_times(s: Any) -> tuple[Any, Any]:
+        # now() is the start of the current transaction
+        first = (await s.execute(text("SELECT now()"))).scalar_one()
+        await s.execute(text("SELECT pg_sleep(0.01)"))
+        return first, (await s.execute(text("SELECT now()"))).scalar_one()
+
+    async with throwaway_database("postgresql", tmp_path, admin) as db_url:
+        db = Database(db_url)
+        try:
+            async with db.read() as s:
+                first, last = await start_times(s)
+                assert last > first  # a transaction per statement
+            async with db.session() as s:
+                first, last = await start_times(s)
+                assert last == first  # one transaction
+        finally:
+            await db.close()
