@@ -39,14 +39,33 @@ def test_the_best_neighbour_counts_and_spreading_reads_the_scores_before_it() ->
 def test_diversity_takes_a_different_turn_before_a_near_copy_of_one_taken() -> None:
     vectors = np.array([[1.0, 0.0], [0.995, 0.0998], [0.0, 1.0], [0.6, 0.8]], dtype=np.float32)
     scores = np.array([1.0, 0.95, 0.9, 0.5])
-    # relevance - 1.5 x closest cosine: the copy (0.95 - 1.49) loses to the other turn (0.9 - 0)
-    assert diversify(scores, vectors, 1.5).tolist() == [0, 2, 1, 3]
+    # relevance - weight x closeness above the pool's mean cosine: the copy loses to the other
+    assert diversify(scores, vectors, 1.5).tolist() == [0, 2, 3, 1]
     assert diversify(scores, vectors, 0.0).tolist() == [0, 1, 2, 3]
     assert diversify(scores[:2], vectors[:2], 1.5).tolist() == [0, 1]
     # equal values: the earlier turn first
     same = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]], dtype=np.float32)
     assert diversify(np.array([1.0, 0.5, 0.5]), same, 1.0).tolist() == [0, 1, 2]
     assert scores.tolist() == [1.0, 0.95, 0.9, 0.5]  # the input is not changed
+
+
+def test_diversity_means_the_same_whatever_cosine_unrelated_texts_sit_at() -> None:
+    # One pool seen by two "embedders": the second adds a direction every text shares, so every
+    # cosine moves up (c' = (c + s) / (1 + s)) the way e5's sit above USE's. The order is the
+    # same at every weight: closeness counts above the pool's mean cosine.
+    rng = np.random.default_rng(7)
+    base = rng.normal(size=(40, 16))
+    base[:, -1] = 0.0
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    shared = np.zeros(16)
+    shared[-1] = 1.0
+    lifted = base + 1.5 * shared
+    lifted /= np.linalg.norm(lifted, axis=1, keepdims=True)
+    assert float((lifted @ lifted.T).mean()) > float((base @ base.T).mean()) + 0.5
+    scores = np.sort(rng.uniform(0.1, 1.0, size=40))[::-1]
+    for weight in (0.1, 0.2, 0.5, 1.0):
+        assert diversify(scores, base, weight).tolist() == diversify(scores, lifted, weight).tolist()
+    assert diversify(scores, base, 0.5).tolist() != list(range(40))  # and it does re-order
 
 
 def test_diversity_chooses_only_the_places_asked_for() -> None:

@@ -29,7 +29,7 @@ from smartctx.retrieval.tiered import TieredRecaller, TierWeights
 
 GRID: dict[str, tuple[float, ...]] = {
     "fact": (0.5, 1.0),
-    "diversity": (0.0, 1.5),
+    "diversity": (0.0, 0.2),
     "speaker": (0.5, 1.0),
     "neighbour": (0.0, 0.2, 0.35),
     "neighbour2": (0.0, 0.2, 0.35),

@@ -106,7 +106,7 @@ class TierWeights:
     hop_feedback: int = 3
     neighbour: float = 0.2
     neighbour2: float = 0.35
-    diversity: float = 1.5
+    diversity: float = 0.2
 
     def __post_init__(self) -> None:
         values = (
