@@ -91,9 +91,11 @@ class TierWeights:
     relevance (:mod:`smartctx.retrieval.rerank`). Defaults: the setting that
     leave-one-conversation-out cross-validation over a fixed grid
     (:data:`smartctx.bench.locomo_cv.GRID`) picked on all of LoCoMo's development split with
-    the default embedder before ``diversity`` joined it (``diversity`` 1.5: every fold's
-    choice since); see ``docs/benchmarks.md`` for the cross-validated figures beside the
-    in-sample ones and the in-sample best of the current grid."""
+    the default embedder before ``diversity`` joined it (``diversity`` 0.2: every fold's
+    choice since, as 1.5 on the raw cosine scale before closeness was counted above the pool's
+    mean, which left e5's rankings as they were and gave back USE's); see
+    ``docs/benchmarks.md`` for the cross-validated figures beside the in-sample ones and the
+    in-sample best of the current grid."""
 
     fact: float = 1.0
     session: float = 0.3
