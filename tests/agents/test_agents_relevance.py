@@ -74,3 +74,27 @@ def test_a_follow_up_that_names_nothing_is_searched_with_the_exchange_it_follows
     assert contextual_query("and then?", None) == "and then?"
     asked = "Do I need a receipt for a lunch?"
     assert contextual_query(asked, previous) == asked
+
+
+def test_a_short_request_searched_with_the_message_before_it_is_also_judged_alone() -> None:
+    # "What is my name?" names too little, so it is searched after the previous question; the
+    # user's own statement of their name bears on it alone, not on the two questions together
+    from collections.abc import Sequence
+
+    from smartctx.agents.relevance import GatedRecaller, contextual_query
+    from smartctx.core import Slot, SlotKind
+
+    class Everything:
+        def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
+            return [(slot, 1.0 / (n + 1)) for n, slot in enumerate(candidates)][:k]
+
+    slots = [
+        Slot(SlotKind.USER, "My name is Dana."),
+        Slot(SlotKind.RAG_DOC, "Lunch is served at noon in the canteen", source_id="kb:lunch"),
+    ]
+    query = contextual_query("What is my name?", "How many vacation days do I get?")
+    assert "\n" in query  # the request alone is elliptical
+    gate = RelevanceGate(None)
+    assert max(gate.scores(query, [slots[0].text], symmetric=True)) < gate.threshold
+    ranked = GatedRecaller(Everything(), gate, top=8).rank(query, slots, 10)
+    assert [slot.text for slot, _ in ranked] == ["My name is Dana."]

@@ -157,8 +157,9 @@ class GatedRecaller:
     are passed through unfiltered); of its best ``2 * top``, tool logs and user messages that
     only ask are dropped (a tool log records what an earlier turn retrieved and a question
     without its answer tells nothing; the evidence and the answer are candidates themselves),
-    the best ``top`` left are scored by ``gate``, and those under the gate's threshold are
-    dropped. So an archived slot comes back into a prompt only when it is relevant to the
+    the best ``top`` left are scored by ``gate`` (against the query, and against its last line
+    alone when :func:`contextual_query` put the previous message before it), and those under the
+    gate's threshold are dropped. So an archived slot comes back into a prompt only when it is relevant to the
     request, as memory does. The inner ranking's order and scores are kept; ``inner`` is
     public (a server finds its indexing recaller through it). Cost per call: the inner ranking
     plus one batch embedding of at most ``top`` texts (cached by the embedder).
@@ -176,7 +177,14 @@ class GatedRecaller:
         kept = [pair for pair in ranked if _informative(pair[0])][: self.top]
         if not kept:
             return []
-        values = self.gate.scores(query, [slot.text for slot, _ in kept], symmetric=True)
+        texts = [slot.text for slot, _ in kept]
+        values = self.gate.scores(query, texts, symmetric=True)
+        current = query.rsplit("\n", 1)[-1]
+        if current.strip() and current != query:
+            # a short request searched with the message before it (contextual_query) is judged
+            # on its own too: "What is my name?" after "How many vacation days do I get?"
+            alone = self.gate.scores(current, texts, symmetric=True)
+            values = [max(a, b) for a, b in zip(values, alone, strict=True)]
         return [
             pair for pair, value in zip(kept, values, strict=True) if value >= self.gate.threshold
         ]
