@@ -160,9 +160,10 @@ class GatedRecaller:
     the best ``top`` left are scored by ``gate`` (against the query, and against its last line
     alone when :func:`contextual_query` put the previous message before it), and those under the
     gate's threshold are dropped. So an archived slot comes back into a prompt only when it is
-    relevant to the request, as memory does. The inner ranking's order and scores are kept; ``inner`` is
-    public (a server finds its indexing recaller through it). Cost per call: the inner ranking
-    plus one batch embedding of at most ``top`` texts (cached by the embedder).
+    relevant to the request, as memory does. The inner ranking's order and scores are kept;
+    ``inner`` is public (a server finds its indexing recaller through it). Cost per call: the
+    inner ranking plus one or two batch embeddings of at most ``top`` texts (cached by the
+    embedder).
     """
 
     def __init__(self, inner: Recaller, gate: RelevanceGate, *, top: int = 8) -> None:
