@@ -59,6 +59,35 @@ async def test_recalls_a_fact_in_another_thread_with_its_source() -> None:
     assert slot.provenance == ("slot-t1",)
 
 
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Hi, I'm Dana and I just joined the support team.", "Dana"),
+        ("I am Li Wei.", "Li Wei"),
+        ("Hello! I'm Sam from accounting.", "Sam"),
+        ("Call me Bob.", "Bob"),
+        ("I'm German.", None),  # a nationality, not a name
+        ("I'm new here.", None),
+        ("I'm allergic to nuts.", None),
+        ("Since I'm Brian, ok", None),  # not at the start of a sentence or after a greeting
+    ],
+)
+def test_self_introductions_name_the_user(text: str, name: str | None) -> None:
+    from smartctx.agents.facts import introduced_name, name_fact
+
+    assert introduced_name(text) == name
+    assert name_fact(text) == (None if name is None else f"My name is {name}.")
+    assert name_fact("My name is Dana.") is None  # said so already
+
+
+async def test_a_self_introduction_answers_what_is_my_name_in_another_thread() -> None:
+    memory = LongTermMemoryProvider("alice")
+    await memory.on_new_messages(said("Hi, I'm Dana and I just joined the support team."))
+    context = await memory.get_relevant_context(asks("What is my name?"))
+    assert context is not None
+    assert context.slots[0].text == "My name is Dana."
+
+
 async def test_unrelated_items_are_not_recalled() -> None:
     memory = LongTermMemoryProvider("alice")
     await memory.on_new_messages(said("My employee number is 48213."))

@@ -98,3 +98,23 @@ def test_a_short_request_searched_with_the_message_before_it_is_also_judged_alon
     assert max(gate.scores(query, [slots[0].text], symmetric=True)) < gate.threshold
     ranked = GatedRecaller(Everything(), gate, top=8).rank(query, slots, 10)
     assert [slot.text for slot, _ in ranked] == ["My name is Dana."]
+
+
+def test_a_self_introduction_bears_on_a_question_about_the_name() -> None:
+    from collections.abc import Sequence
+
+    from smartctx.agents.relevance import GatedRecaller
+    from smartctx.core import Slot, SlotKind
+
+    class Everything:
+        def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
+            return [(slot, 1.0 / (n + 1)) for n, slot in enumerate(candidates)][:k]
+
+    slots = [
+        Slot(SlotKind.USER, "Hi, I'm Dana and I just joined the support team."),
+        Slot(SlotKind.RAG_DOC, "Lunch is served at noon in the canteen", source_id="kb:lunch"),
+    ]
+    ranked = GatedRecaller(Everything(), RelevanceGate(None), top=8).rank(
+        "What is my name?", slots, 10
+    )
+    assert [slot.text for slot, _ in ranked] == [slots[0].text]

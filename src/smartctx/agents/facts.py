@@ -41,6 +41,69 @@ _ATTRIBUTE = (
         re.IGNORECASE,
     ),
 )
+_INTRODUCTION = re.compile(
+    r"(?:^|[,.!;]\s*|(?i:\b(?:hi|hello|hey)\b)[,!]?\s+)"
+    r"(?i:i['’]m|i\s+am|call\s+me|my\s+name['’]s)\s+"
+    r"(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+    r"(?=\s*(?:[,.!;]|$)|\s+(?i:and|from|here)\b)"
+)
+_NOT_NAMES = frozenset(
+    {
+        "american",
+        "australian",
+        "austrian",
+        "belgian",
+        "brazilian",
+        "british",
+        "canadian",
+        "chinese",
+        "danish",
+        "dutch",
+        "english",
+        "finnish",
+        "french",
+        "german",
+        "greek",
+        "indian",
+        "irish",
+        "italian",
+        "japanese",
+        "korean",
+        "mexican",
+        "norwegian",
+        "polish",
+        "portuguese",
+        "russian",
+        "scottish",
+        "spanish",
+        "swedish",
+        "swiss",
+        "turkish",
+        "welsh",
+        "catholic",
+        "christian",
+        "muslim",
+        "jewish",
+        "buddhist",
+        "hindu",
+        "vegan",
+        "vegetarian",
+        "fine",
+        "good",
+        "great",
+        "ok",
+        "okay",
+        "sorry",
+        "back",
+        "done",
+        "ready",
+        "here",
+        "new",
+        "happy",
+        "glad",
+        "sure",
+    }
+)
 _FACT_KO = re.compile(r"(?:^|\s)(?:제|내|나의|저의)\s*\S+\s*(?:은|는|이|가)\s+\S|기억해")
 _REMEMBER_KO = re.compile(r"^(?P<rest>.+?)\s*(?:라는\s*(?:걸|것을)|을|를)?\s*기억해\S*\s*$")
 
@@ -55,6 +118,27 @@ def fact_attribute(fact: str) -> tuple[str, str] | None:
             attribute = " ".join(match.group("attr").casefold().split())
             return attribute, match.group("value").strip()
     return None
+
+
+def introduced_name(text: str) -> str | None:
+    """The name a user introduces themselves with ("Hi, I'm Dana and I just joined" ->
+    ``"Dana"``; "I am Li Wei." -> ``"Li Wei"``), or ``None``: a capitalised word or two right
+    after "I'm" / "I am" / "call me" at the start of a sentence or after a greeting, ending the
+    clause; nationalities and the like ("I'm German") are not names."""
+    match = _INTRODUCTION.search(text)
+    if match is None:
+        return None
+    name = match.group("name")
+    return None if name.split()[0].casefold() in _NOT_NAMES else name
+
+
+def name_fact(text: str) -> str | None:
+    """ "My name is <name>." for a self-introduction in ``text`` (:func:`introduced_name`), so
+    that "What is my name?" meets it in words; ``None`` otherwise or when ``text`` says it so."""
+    name = introduced_name(text)
+    if name is None or re.search(r"\bmy\s+name\s+is\b", text, re.IGNORECASE):
+        return None
+    return f"My name is {name}."
 
 
 def extract_facts(text: str) -> list[str]:

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from smartctx.agents.facts import extract_facts
+from smartctx.agents.facts import extract_facts, name_fact
 from smartctx.agents.text import is_question, split_units
 from smartctx.retrieval.analysis import analyze
 from smartctx.window.chat import EARLIER_ASSISTANT, EARLIER_USER, HEADINGS
@@ -165,10 +165,12 @@ def _piece_sentences(
             source, body = ("summary" if seen_system else "system"), content
             statements_only = True
     elif role == "user" and not is_last_user:
-        source, body, statements_only = "conversation", " ".join(extract_facts(content)), True
+        facts = [name_fact(content), *extract_facts(content)]
+        source, body, statements_only = "conversation", " ".join(f for f in facts if f), True
     elif role == "earlier":
         # an earlier user message brought back from the archive: its statements count
-        source, body, statements_only = "conversation", content, True
+        named = name_fact(content)
+        source, body, statements_only = "conversation", f"{named or ''} {content}".strip(), True
     else:
         return ()
     body = _EXCHANGE.sub(lambda m: m.group("user") + " ", body)

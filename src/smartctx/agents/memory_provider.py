@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from smartctx.agents.facts import extract_facts, fact_attribute
+from smartctx.agents.facts import extract_facts, fact_attribute, name_fact
 from smartctx.agents.llm_memory import LLMConsolidator
 from smartctx.agents.memory_store import InMemoryMemoryStore, MemoryItem, MemoryStore
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
@@ -198,6 +198,9 @@ class LongTermMemoryProvider(ContextProvider):
         said_at = datetime.now(UTC).isoformat(timespec="microseconds")
         llm_items = await self._consolidated(clean, thread, provenance, said_at)
         offline = [] if llm_items is not None else extract_facts(clean)
+        named = name_fact(clean) if llm_items is None else None
+        if named is not None:  # "Hi, I'm Dana" is remembered as "My name is Dana." too
+            offline.insert(0, named)
         candidates: list[tuple[str, str]] = [("fact", f) for f in offline]
         facts = {compact(f) for _, f in candidates} | {compact(i.text) for i in llm_items or []}
         # A statement becomes a ``turn`` item only when it carries some content: chit-chat such

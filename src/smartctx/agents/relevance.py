@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from smartctx.agents.answer_scoring import derived_in
+from smartctx.agents.facts import name_fact
 from smartctx.agents.text import is_question, split_sentences
 from smartctx.core import Embedder
 from smartctx.core.recall import Recaller
@@ -178,14 +179,24 @@ class GatedRecaller:
         kept = [pair for pair in ranked if _informative(pair[0])][: self.top]
         if not kept:
             return []
-        texts = [slot.text for slot, _ in kept]
-        values = self.gate.scores(query, texts, symmetric=True)
+        # each slot is judged by its text and, for a user's self-introduction, by the fact it
+        # states ("Hi, I'm Dana" is "My name is Dana." to "What is my name?")
+        owners: list[int] = []
+        texts: list[str] = []
+        for n, (slot, _) in enumerate(kept):
+            for text in _judged_texts(slot):
+                owners.append(n)
+                texts.append(text)
+        scored = list(self.gate.scores(query, texts, symmetric=True))
         current = query.rsplit("\n", 1)[-1]
         if current.strip() and current != query:
             # a short request searched with the message before it (contextual_query) is judged
             # on its own too: "What is my name?" after "How many vacation days do I get?"
             alone = self.gate.scores(current, texts, symmetric=True)
-            values = [max(a, b) for a, b in zip(values, alone, strict=True)]
+            scored = [max(a, b) for a, b in zip(scored, alone, strict=True)]
+        values = [0.0] * len(kept)
+        for n, value in zip(owners, scored, strict=True):
+            values[n] = max(values[n], float(value))
         return [
             pair for pair, value in zip(kept, values, strict=True) if value >= self.gate.threshold
         ]
@@ -194,6 +205,12 @@ class GatedRecaller:
         if name == "inner":  # not set yet (copying): no recursion
             raise AttributeError(name)
         return getattr(self.inner, name)
+
+
+def _judged_texts(slot: Slot) -> list[str]:
+    """What the gate reads of ``slot``: its text, and the name a user's message introduces."""
+    named = name_fact(slot.text) if slot.kind is SlotKind.USER else None
+    return [slot.text] if named is None else [slot.text, named]
 
 
 def _informative(slot: Slot) -> bool:
