@@ -118,3 +118,10 @@ def test_a_self_introduction_bears_on_a_question_about_the_name() -> None:
         "What is my name?", slots, 10
     )
     assert [slot.text for slot, _ in ranked] == [slots[0].text]
+
+
+def test_reporting_verbs_name_no_topic() -> None:
+    # "What did I say my name was?" is about the name, not about saying
+    gate = RelevanceGate(None)
+    assert gate.scores("What did I say my name was?", ["My name is Dana."]) == [1.0]
+    assert gate.scores("What did you tell me?", ["You told me about the VPN."])[0] > 0

@@ -86,7 +86,10 @@ _ASKS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
                 re.I), ("contact",)),
 )  # fmt: skip
 LIGHT_WORDS: frozenset[str] = frozenset(
-    analyze("get need want know make tell find give take let like help way thing able")
+    analyze(
+        "get need want know make tell told say said mention find give take let like help way "
+        "thing able"
+    )
 )
 """Verbs and nouns a question is phrased with ("How many vacation days do I *get*?", "What do
 I *need*...") that say nothing of its topic: they count a quarter of their weight, so a

@@ -50,6 +50,17 @@ def _terms(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(analyze(text)))
 
 
+_REPORTING = frozenset(analyze("say said says tell told mention mentioned"))
+"""Verbs a request about what was said is phrased with ("What did I *say* my name was?"):
+they name no topic, so the gate does not look for them in what it judges."""
+
+
+def _topic_terms(request: str) -> list[str]:
+    """The request's words the gate looks for: all but reporting verbs (all, if that is all)."""
+    terms = _terms(request)
+    return [t for t in terms if t not in _REPORTING] or list(terms)
+
+
 @lru_cache(maxsize=16_384)
 def _sentence_terms(text: str) -> tuple[frozenset[str], ...]:
     """The analysed words of each sentence of ``text`` (cached like :func:`_terms`)."""
@@ -90,7 +101,7 @@ class RelevanceGate:
         "안방" bears on "안방 청정 시작해줘")."""
         if not texts:
             return []
-        terms = list(_terms(request))
+        terms = _topic_terms(request)
         asked = frozenset(terms)
         lexical = [_sentence_overlap(terms, t) for t in texts]
         if symmetric:
