@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
-from smartctx.agents.relevance import LEXICAL_ONLY, RelevanceGate
-from smartctx.core import HashingEmbedder
+from collections.abc import Sequence
+
+from smartctx.agents.relevance import LEXICAL_ONLY, GatedRecaller, RelevanceGate, contextual_query
+from smartctx.core import HashingEmbedder, Slot, SlotKind
+
+
+class InOrder:
+    """An inner recaller that ranks the candidates in the order given."""
+
+    index = "inner attribute"
+
+    def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
+        return [(slot, 1.0 / (n + 1)) for n, slot in enumerate(candidates)][:k]
 
 
 def test_lexical_gate_keeps_items_sharing_most_of_the_request() -> None:
@@ -41,16 +52,6 @@ def test_allowance_and_threshold_from_the_embedder() -> None:
 
 
 def test_gated_recaller_passes_on_only_relevant_slots_and_never_tool_logs() -> None:
-    from collections.abc import Sequence
-
-    from smartctx.agents.relevance import GatedRecaller
-    from smartctx.core import Slot, SlotKind
-
-    class Everything:
-        index = "inner attribute"
-
-        def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
-            return [(slot, 1.0 / (n + 1)) for n, slot in enumerate(candidates)][:k]
 
     slots = [
         Slot(SlotKind.RAG_DOC, "Lunch is served at noon in the canteen", source_id="kb:lunch"),
@@ -59,7 +60,7 @@ def test_gated_recaller_passes_on_only_relevant_slots_and_never_tool_logs() -> N
         Slot(SlotKind.USER, "How long does a laptop battery replacement take?"),
         Slot(SlotKind.USER, "My laptop battery replacement ticket is 4411."),
     ]
-    gated = GatedRecaller(Everything(), RelevanceGate(None), top=8)
+    gated = GatedRecaller(InOrder(), RelevanceGate(None), top=8)
     ranked = gated.rank("laptop battery replacement", slots, 10)
     # neither the tool log nor the bare question comes back; the user's statement does
     assert [slot.text for slot, _ in ranked] == [slots[1].text, slots[4].text]
@@ -67,7 +68,6 @@ def test_gated_recaller_passes_on_only_relevant_slots_and_never_tool_logs() -> N
 
 
 def test_a_follow_up_that_names_nothing_is_searched_with_the_exchange_it_follows() -> None:
-    from smartctx.agents.relevance import contextual_query
 
     previous = "How do I connect to the VPN?"
     assert contextual_query("and then?", previous) == "How do I connect to the VPN?\nand then?"
@@ -79,14 +79,6 @@ def test_a_follow_up_that_names_nothing_is_searched_with_the_exchange_it_follows
 def test_a_short_request_searched_with_the_message_before_it_is_also_judged_alone() -> None:
     # "What is my name?" names too little, so it is searched after the previous question; the
     # user's own statement of their name bears on it alone, not on the two questions together
-    from collections.abc import Sequence
-
-    from smartctx.agents.relevance import GatedRecaller, contextual_query
-    from smartctx.core import Slot, SlotKind
-
-    class Everything:
-        def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
-            return [(slot, 1.0 / (n + 1)) for n, slot in enumerate(candidates)][:k]
 
     slots = [
         Slot(SlotKind.USER, "My name is Dana."),
@@ -96,25 +88,17 @@ def test_a_short_request_searched_with_the_message_before_it_is_also_judged_alon
     assert "\n" in query  # the request alone is elliptical
     gate = RelevanceGate(None)
     assert max(gate.scores(query, [slots[0].text], symmetric=True)) < gate.threshold
-    ranked = GatedRecaller(Everything(), gate, top=8).rank(query, slots, 10)
+    ranked = GatedRecaller(InOrder(), gate, top=8).rank(query, slots, 10)
     assert [slot.text for slot, _ in ranked] == ["My name is Dana."]
 
 
 def test_a_self_introduction_bears_on_a_question_about_the_name() -> None:
-    from collections.abc import Sequence
-
-    from smartctx.agents.relevance import GatedRecaller
-    from smartctx.core import Slot, SlotKind
-
-    class Everything:
-        def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
-            return [(slot, 1.0 / (n + 1)) for n, slot in enumerate(candidates)][:k]
 
     slots = [
         Slot(SlotKind.USER, "Hi, I'm Dana and I just joined the support team."),
         Slot(SlotKind.RAG_DOC, "Lunch is served at noon in the canteen", source_id="kb:lunch"),
     ]
-    ranked = GatedRecaller(Everything(), RelevanceGate(None), top=8).rank(
+    ranked = GatedRecaller(InOrder(), RelevanceGate(None), top=8).rank(
         "What is my name?", slots, 10
     )
     assert [slot.text for slot, _ in ranked] == [slots[0].text]

@@ -33,6 +33,13 @@ def _write_lock_held(path: Path) -> sqlite3.Connection:
     return other
 
 
+async def _locked_database(tmp_path: Path) -> tuple[Database, sqlite3.Connection]:
+    """A database on a new file and another "process" holding that file's write lock."""
+    path = tmp_path / "a.db"
+    db = await _database(path)
+    return db, _write_lock_held(path)
+
+
 async def test_a_file_database_runs_on_inline_connections(tmp_path: Path) -> None:
     db = await _database(tmp_path / "a.db")
     try:
@@ -54,9 +61,7 @@ async def test_a_file_database_runs_on_inline_connections(tmp_path: Path) -> Non
 async def test_a_write_waits_for_another_process_lock_without_blocking_the_loop(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "a.db"
-    db = await _database(path)
-    other = _write_lock_held(path)
+    db, other = await _locked_database(tmp_path)
     other.execute("INSERT INTO t VALUES (1, 'theirs')")
     ticks = 0
     stop = asyncio.Event()
@@ -91,9 +96,7 @@ async def test_a_write_waits_for_another_process_lock_without_blocking_the_loop(
 
 
 async def test_the_recorded_busy_timeout_still_ends_a_wait(tmp_path: Path) -> None:
-    path = tmp_path / "a.db"
-    db = await _database(path)
-    other = _write_lock_held(path)
+    db, other = await _locked_database(tmp_path)
     try:
         async with db.engine.connect() as conn:
             raw = await conn.get_raw_connection()
@@ -145,9 +148,7 @@ def test_a_postgresql_pool_keeps_the_configured_connections_open() -> None:
 async def test_a_turn_cancelled_while_waiting_for_a_lock_frees_its_connection_cleanly(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "a.db"
-    db = await _database(path)
-    other = _write_lock_held(path)
+    db, other = await _locked_database(tmp_path)
 
     async def write() -> None:
         async with db.session() as s:

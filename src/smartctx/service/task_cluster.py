@@ -189,8 +189,7 @@ class ClusterTaskStore(VersionedDatabaseTaskStore):
         key = (first, with_event)
         if key in self._statements:
             return self._statements[key]
-        model = self.as_task_store.task_model  # type: ignore[attr-defined]
-        columns = [(a.columns[0].name, a.key) for a in sa.inspect(model).column_attrs]
+        columns = _task_columns(self.as_task_store.task_model)  # type: ignore[attr-defined]
         tasks, events, versions = _tables()
         task_id: Any = sa.bindparam("v_task")
         owner: Any = sa.bindparam("v_owner")
@@ -210,11 +209,7 @@ class ClusterTaskStore(VersionedDatabaseTaskStore):
             )
         moved = version.returning(versions.c.version).cte("moved")
         insert = pg_insert(tasks).values({name: sa.bindparam(f"t_{name}") for name, _ in columns})
-        upsert = insert.on_conflict_do_update(
-            index_elements=[tasks.c.id],
-            set_={name: insert.excluded[name] for name, _ in columns if name != "id"},
-        )
-        writes = [upsert.returning(tasks.c.id).cte("task_row")]
+        writes = [_upsert_row(insert, tasks, columns).returning(tasks.c.id).cte("task_row")]
         if with_event:
             logged = sa.insert(events).values(
                 task_id=task_id,
@@ -296,12 +291,8 @@ class ReadingTaskStore(DatabaseTaskStore):
         and the (column, attribute) names of the SDK's model."""
         if self._upsert_statement is None:
             table: sa.Table = self.task_model.__table__  # type: ignore[assignment]
-            columns = [(a.columns[0].name, a.key) for a in sa.inspect(self.task_model).column_attrs]
-            insert = sqlite_insert(table)
-            statement = insert.on_conflict_do_update(
-                index_elements=[table.c.id],
-                set_={name: insert.excluded[name] for name, _ in columns if name != "id"},
-            )
+            columns = _task_columns(self.task_model)
+            statement = _upsert_row(sqlite_insert(table), table, columns)
             self._upsert_statement = (statement, columns)
         return self._upsert_statement
 
@@ -313,6 +304,19 @@ class ReadingTaskStore(DatabaseTaskStore):
         async with self._db.read() as session:
             found = (await session.execute(query)).scalar_one_or_none()
             return None if found is None else self._from_orm(found)
+
+
+def _task_columns(model: Any) -> list[tuple[str, str]]:
+    """The (column, attribute) names of the SDK's task model, in its order."""
+    return [(a.columns[0].name, a.key) for a in sa.inspect(model).column_attrs]
+
+
+def _upsert_row(insert: Any, table: sa.Table, columns: list[tuple[str, str]]) -> Any:
+    """``insert`` (a dialect's INSERT of one task row) that overwrites the row with that id."""
+    return insert.on_conflict_do_update(
+        index_elements=[table.c.id],
+        set_={name: insert.excluded[name] for name, _ in columns if name != "id"},
+    )
 
 
 def _version_number(version: TaskVersion) -> int:
