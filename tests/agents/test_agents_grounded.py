@@ -258,3 +258,36 @@ def test_a_greeting_that_opens_a_message_is_returned_and_the_rest_answered() -> 
     assert asked.startswith("Hello! Full-time employees have 25 days")
     assert reply([leave, user("Hi, I'm new here.")]) == "Hello! Noted: You're new here."
     assert reply([leave, user("hi there")]) == "Hello! How can I help?"  # only a greeting
+
+
+def test_a_question_about_what_the_user_said_is_answered_from_their_words() -> None:
+    desk = {
+        "role": "system",
+        "content": "[source: kb:laptops.md#2] Report a broken laptop in the IT service portal; "
+        "the helpdesk gives you a loan laptop if you come to the IT desk (floor 2, 8:30-17:30).",
+    }
+    messages = [
+        SYSTEM,
+        desk,
+        user("My desk is 4B."),
+        {"role": "assistant", "content": "Noted."},
+        user("What did I tell you about my desk?"),
+    ]
+    # the document shares "desk" and names a time; the user asked for their own words
+    assert reply(messages) == "Your desk is 4B. [source: conversation]"
+
+
+@pytest.mark.parametrize("question", ["Who am I?", "Do you know who I am?", "Wer bin ich?"])
+def test_who_am_i_is_answered_with_the_users_name(question: str) -> None:
+    messages = [
+        SYSTEM,
+        LEAVE,
+        user("Hi, my name is Priya and I work in finance."),
+        {"role": "assistant", "content": "Hello! Noted."},
+        user("My desk is 4B."),
+        {"role": "assistant", "content": "Noted."},
+        user(question),
+    ]
+    answer = reply(messages)
+    # the name, not the latest statement, and not the greeting that opened the introduction
+    assert "Your name is Priya" in answer and "desk" not in answer and "Hi," not in answer

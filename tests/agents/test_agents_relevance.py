@@ -109,3 +109,17 @@ def test_reporting_verbs_name_no_topic() -> None:
     gate = RelevanceGate(None)
     assert gate.scores("What did I say my name was?", ["My name is Dana."]) == [1.0]
     assert gate.scores("What did you tell me?", ["You told me about the VPN."])[0] > 0
+
+
+def test_a_question_of_who_the_user_is_searches_for_their_name() -> None:
+    slots = [
+        Slot(SlotKind.USER, "Hi, I'm Dana and I just joined the support team."),
+        Slot(SlotKind.USER, "My desk is 4B."),
+    ]
+    for question in ("Who am I?", "Wer bin ich?"):
+        # judged alone, the question has nothing the introduction holds
+        assert RelevanceGate(None).scores(question, [slots[0].text]) == [0.0]
+        query = contextual_query(question, "My desk is 4B.")
+        assert query.endswith("What is my name?")
+        ranked = GatedRecaller(InOrder(), RelevanceGate(None), top=8).rank(query, slots, 10)
+        assert slots[0].text in [slot.text for slot, _ in ranked]

@@ -111,3 +111,17 @@ def test_recall_skips_what_the_window_already_says_but_not_a_new_number() -> Non
     w.add(Slot(SlotKind.RAG_DOC, "The taxi policy says rule 1 applies after 22:00 only."))
     recalled = [s.text for s in w.assemble(query="taxi policy rule").recalled]
     assert recalled == ["The taxi policy says rule 1 applies after 23:00."]
+
+
+def test_a_reply_that_repeats_the_users_statement_does_not_keep_the_statement_out() -> None:
+    w = window(TurnFocus(keep_turns=1, recall_share=0.5))
+    w.add(Slot(SlotKind.USER, "My desk is 4B."))
+    w.add(Slot(SlotKind.AGENT, "Noted: your desk is 4B."))
+    w.end_turn()
+    w.add(Slot(SlotKind.USER, "Where do I sit?"))
+    w.add(Slot(SlotKind.AGENT, "Your desk is 4B."))
+    w.end_turn()  # the statement is archived; the reply repeating it stays active
+    w.add(Slot(SlotKind.USER, "what did I tell you about my desk", pinned=True))
+    recalled = [s.text for s in w.assemble(query="my desk").recalled]
+    # the user's own words come back: the agent's reply is not evidence
+    assert "My desk is 4B." in recalled

@@ -87,7 +87,7 @@ _ASKS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
 )  # fmt: skip
 LIGHT_WORDS: frozenset[str] = frozenset(
     analyze(
-        "get need want know make tell told say said mention find give take let like help way "
+        "get need want know make tell told say said mention find give take let like help way about "
         "thing able"
     )
 )
@@ -182,8 +182,11 @@ def score(
     matched = [_matches(terms, s.tokens) for s in sentences]
     in_context = [_matches(terms, s.context_tokens) for s in sentences]
     weight = {
-        t: (LIGHT_WEIGHT if t in LIGHT_WORDS else 1.0)
-        * (1.0 + float(np.log((count + 1) / (1 + sum(t in m for m in matched)))))
+        # a light word weighs a flat quarter: phrasing no sentence repeats ("What did I *tell*
+        # you *about* my desk?") must not count as a rare topic word the sentences lack
+        t: LIGHT_WEIGHT
+        if t in LIGHT_WORDS
+        else 1.0 + float(np.log((count + 1) / (1 + sum(t in m for m in matched))))
         for t in terms
     }
     total = sum(weight.values()) or 1.0

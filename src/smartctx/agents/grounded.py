@@ -5,6 +5,7 @@ See :class:`GroundedResponder` for the behaviour contract.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ from smartctx.agents.knowledge import Sentence, current_retrieval, extract_knowl
 from smartctx.agents.language import LEAD_INS, detect_language, small_talk
 from smartctx.agents.language import NO_INFORMATION as LANG_NO_INFORMATION
 from smartctx.agents.models import ChatMessages, copy_messages
-from smartctx.agents.relevance import contextual_query
+from smartctx.agents.relevance import contextual_query, with_identity
 from smartctx.agents.rules import (
     contains_phrase,
     forbidden_phrases,
@@ -46,6 +47,26 @@ REFUSALS = (
 """Replies used instead of one that would break a rule (the seed picks the first one tried)."""
 
 _CACHE_SIZE = 4096
+_GREETING = re.compile(
+    r"^(?:hi|hello|hey|hallo|hej|bonjour|hola|ciao)(?:\s+there)?\s*[,!.]\s*(?=\S)", re.IGNORECASE
+)
+"""A greeting opening what the user said ("Hi, my name is Priya"): not part of the fact."""
+
+_OWN_WORDS = re.compile(
+    r"\b(?:did|have|had)\s+I\s+(?:ever\s+)?(?:tell|say|mention|write)\b"
+    r"|\bI\s+(?:told|said|mentioned|wrote)\b"
+    r"|\b(?:habe|hatte)\s+ich\b.*\b(?:gesagt|erz[äa]hlt|erw[äa]hnt|geschrieben)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_own_words(question: str) -> bool:
+    """Whether ``question`` asks what the user said ("What did I tell you about my desk?",
+    "What was it I said my badge number was?", "Was habe ich über meinen Schreibtisch gesagt?"):
+    then the user's own statements answer it, not a document that shares its words."""
+    return _OWN_WORDS.search(question) is not None
+
+
 CONVERSATION_OVERLAP = 0.5
 """Word overlap an earlier user statement needs to answer ("The hotel wifi blocks my VPN" does
 not answer "What is the wifi password for guests?")."""
@@ -238,7 +259,10 @@ class GroundedResponder:
             # in a long thread older documents stay in the window: this turn's answer first
             fresh = [s for s in sentences if not s.source.startswith("kb:") or s.source in current]
             sentences = fresh if any(s.source in current for s in fresh) else sentences
-        ranked = self.ranked(query, sentences)
+        ranked = self.ranked(with_identity(query), sentences)
+        if asks_own_words(query) and any(item[0].personal for item in ranked):
+            # "What did I tell you about my desk?" asks for the user's words, not a document's
+            ranked = [item for item in ranked if item[0].personal]
         contextual = contextual_query(query, previous)
         if not ranked and contextual != query:
             ranked = self.ranked(contextual, sentences)
@@ -272,7 +296,11 @@ class GroundedResponder:
         chosen.sort(key=lambda s: (first[s.source], s.order))
         parts: list[str] = []
         for i, sentence in enumerate(chosen):
-            text = to_second_person(sentence.text) if sentence.personal else sentence.text
+            text = (
+                to_second_person(_GREETING.sub("", sentence.text))
+                if sentence.personal
+                else sentence.text
+            )
             last_of_source = i + 1 == len(chosen) or chosen[i + 1].source != sentence.source
             parts.append(f"{text} [source: {sentence.source}]" if last_of_source else text)
         answer = " ".join(parts)

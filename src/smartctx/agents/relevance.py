@@ -18,6 +18,7 @@ request and the candidates (callers pass a bounded number of candidates).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
@@ -152,10 +153,27 @@ ELLIPTICAL_TERMS = 3
 """A request with fewer content words than this names too little to be searched alone."""
 
 
+_IDENTITY = re.compile(
+    r"^\W*(?:who\s+am\s+i|do\s+you\s+(?:know|remember)\s+who\s+i\s+am|wer\s+bin\s+ich"
+    r"|wei(?:ss|ß)t\s+du,?\s+wer\s+ich\s+bin|qui\s+suis[- ]je|qui[eé]n\s+soy(?:\s+yo)?)\W*$",
+    re.IGNORECASE,
+)
+NAME_QUESTION = "What is my name?"
+
+
+def with_identity(text: str) -> str:
+    """What to search for ``text``: "What is my name?" when it asks who the user is ("Who am
+    I?", "Wer bin ich?"; such a question has no word to search by, and the user's name answers
+    it), else ``text`` itself."""
+    return NAME_QUESTION if _IDENTITY.match(text) else text
+
+
 def contextual_query(text: str, previous: str | None) -> str:
     """What to search for ``text``: itself, or for a follow-up that names too little to find
     anything by itself ("and then?", "und dann?"), the ``previous`` user message followed by
-    ``text``, so the evidence of the exchange it follows can come back."""
+    ``text``, so the evidence of the exchange it follows can come back. A question of who the
+    user is asks for their name (:func:`with_identity`)."""
+    text = with_identity(text)
     if previous is None or len(_terms(text)) >= ELLIPTICAL_TERMS:
         return text
     return f"{previous}\n{text}"

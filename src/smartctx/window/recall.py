@@ -7,8 +7,10 @@ by tokens, best first: a candidate whose text is already active or already recal
 one larger than the room left is skipped and the next is tried, and the walk stops when no
 message can fit any more. A candidate that adds nothing (at least :data:`COVERED` of its words,
 and every number, already in the window or in what was recalled before it: an old reply quoting
-the knowledge this turn retrieved again) is skipped too. Each taken slot emits a ``recalled``
-event; the log and the active set do not change.
+the knowledge this turn retrieved again) is skipped too; the window's agent replies never cover
+what the user said ("Your desk is 4B." in the last reply does not stand for the user's own "My
+desk is 4B.": a reply is the agent's words, the statement is the evidence). Each taken slot
+emits a ``recalled`` event; the log and the active set do not change.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import re
 from collections.abc import Sequence
 
 from smartctx.core.recall import Recaller
-from smartctx.core.slots import EventKind, Slot
+from smartctx.core.slots import EventKind, Slot, SlotKind
 from smartctx.window.normalize import normalize_text, text_key
 from smartctx.window.render import render_recalled
 from smartctx.window.state import WindowState, clone
@@ -60,18 +62,25 @@ def recall_archived(
         return []
     chosen: list[Slot] = []
     seen: set[str] = set()
-    present: set[str] | None = None
+    present: set[str] | None = None  # the words the prompt holds so far
+    evidence: set[str] | None = None  # the same without the agent's replies
     for slot, score in recaller.rank(query, candidates, min(k, len(candidates))):
         if room <= state.message_overhead:
             break
         key = text_key(slot.text)
         if key in active_keys or key in seen:
             continue
-        if present is None:
-            present = set().union(*(_words(s.text) for s in state.active.values()))
-        if _covered(_words(slot.text), present):
+        if present is None or evidence is None:
+            active = state.active.values()
+            agent = SlotKind.AGENT
+            evidence = set().union(*(_words(s.text) for s in active if s.kind is not agent))
+            present = evidence.union(*(_words(s.text) for s in active if s.kind is agent))
+        words = _words(slot.text)
+        if _covered(words, evidence if slot.kind is SlotKind.USER else present):
             continue
-        present |= _words(slot.text)
+        present |= words
+        if slot.kind is not SlotKind.AGENT:
+            evidence |= words
         cost = recall_cost(state, slot)
         if cost > room:
             continue
