@@ -136,6 +136,19 @@ def test_cli_writes_json_docs_and_plot(locomo_file: Path, tmp_path: Path) -> Non
     assert (docs.parent / "bench-locomo-hashing.png").stat().st_size > 1000
 
 
+def test_cli_served_ranks_as_the_served_recaller(locomo_file: Path, tmp_path: Path) -> None:
+    from smartctx.service.recall_index import SERVED_WEIGHTS
+
+    out = tmp_path / "served.json"
+    base = ["bench", "locomo", "--data", str(locomo_file), "--embedder", "hashing", "--no-cache"]
+    result = CliRunner().invoke(app, [*base, "--served", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    config = json.loads(out.read_text())["config"]
+    assert config["lean"] is True and config["tiers"]["hop_embed"] is SERVED_WEIGHTS.hop_embed
+    refused = CliRunner().invoke(app, [*base, "--served", "--cv"])
+    assert refused.exit_code != 0 and "--served" in refused.output
+
+
 def test_default_data_path_prefers_the_shared_folder_beside_the_repo(tmp_path: Path) -> None:
     repo = tmp_path / "main"
     repo.mkdir()

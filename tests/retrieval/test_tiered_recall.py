@@ -41,6 +41,18 @@ def conversation(
     return out
 
 
+class Counting(HashingEmbedder):
+    """Records every text it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts: Any) -> Any:
+        self.texts += list(texts)
+        return super().embed(texts)
+
+
 def top(recaller: Any, query: str, slots: list[Slot], k: int = 3) -> list[str]:
     return [s.id for s, _ in recaller.rank(query, slots, k)]
 
@@ -117,6 +129,27 @@ def test_feedback_words_of_the_first_hits_bring_a_turn_that_shares_nothing_with_
     assert feedback_terms(question, [slots[1]], 0, df, turns) == []
 
 
+def test_the_second_hop_searches_more_words_but_embeds_only_the_question() -> None:
+    slots = conversation(
+        {
+            1: ("Ana", "I travelled with Jean to Porto in spring"),
+            7: ("Ben", "Porto had the best pastries ever"),
+        }
+    )
+    question = "Who travelled with Jean?"
+    for hop_embed in (False, True):
+        embedder = Counting()
+        weights = replace(OFF, hop=1.0, hop_depth=1, hop_embed=hop_embed)
+        recaller = TieredRecaller(embedder=embedder, weights=weights, context_weight=0.0)
+        recaller.prepare(slots)
+        embedder.texts.clear()
+        found = top(recaller, question, slots, 3)
+        assert found[0] == "s1:01" and "s1:07" in found  # the hop's word "Porto" counts
+        # without hop_embed, the question is the one query embedded (by the turns and the
+        # keys); with it, "Who travelled with Jean? Porto" is embedded too
+        assert (set(embedder.texts) == {question}) is not hop_embed
+
+
 def test_a_hit_brings_the_reply_beside_it() -> None:
     slots = conversation(
         {
@@ -185,15 +218,6 @@ def test_a_window_recalls_through_it() -> None:
 
 
 def test_lean_matches_keys_by_bm25_and_embeds_only_the_turns() -> None:
-    class Counting(HashingEmbedder):
-        def __init__(self) -> None:
-            super().__init__()
-            self.passages: list[str] = []
-
-        def embed(self, texts: Any) -> Any:
-            self.passages += list(texts)
-            return super().embed(texts)
-
     turns = conversation({3: ("Ana", "I adopted a puppy called Biscuit in Lisbon yesterday")})
     embedder = Counting()
     lean = TieredRecaller(embedder=embedder, lean=True)
@@ -202,8 +226,8 @@ def test_lean_matches_keys_by_bm25_and_embeds_only_the_turns() -> None:
     keys = {f"{t.metadata['speaker']}: {t.text}" for t in turns}
     question = "Where did Ana adopt Biscuit?"
     # the turns' keys and the queries (first and second hop), never a fact or entity key
-    assert keys <= set(embedder.passages)
-    assert all(p in keys or p.startswith(question) for p in embedder.passages)
+    assert keys <= set(embedder.texts)
+    assert all(p in keys or p.startswith(question) for p in embedder.texts)
     assert lean.keys.embedder is None and len(lean.keys) > 0
 
 

@@ -199,11 +199,12 @@ def test_scores_ahead_serve_a_rank_over_fewer_candidates_restricted_to_them() ->
     assert {s.id for s, _ in ranked} <= {s.id for s in slots[1:]} and ranked
 
 
-def test_served_recall_re_orders_for_diversity_only_with_the_embedder_it_was_tuned_for() -> None:
+def test_served_recall_uses_the_default_weights_but_embeds_no_second_hop_query() -> None:
     from smartctx.core import HashingEmbedder
-    from smartctx.service.recall_index import DIVERSITY, service_recaller
+    from smartctx.retrieval.tiered import TierWeights
+    from smartctx.service.recall_index import service_recaller
 
-    e5_named = HashingEmbedder()
-    e5_named.name = "multilingual-e5-small-q4"
-    assert service_recaller(HashingEmbedder()).inner.weights.diversity == 0.0
-    assert service_recaller(e5_named).inner.weights.diversity == DIVERSITY[e5_named.name] > 0
+    weights = service_recaller(HashingEmbedder()).inner.weights
+    # diversity counts closeness above the pool's mean cosine, so one weight fits every embedder
+    assert weights.diversity == TierWeights().diversity > 0
+    assert weights.hop_embed is False and TierWeights().hop_embed is True

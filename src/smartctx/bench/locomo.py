@@ -54,6 +54,8 @@ class LocomoConfig:
     weights: tuple[float, float] = (1.0, 1.0)
     context_weight: float = 0.5
     tiers: TierWeights = field(default_factory=TierWeights)
+    lean: bool = False
+    """Match the tier keys by BM25 only, as a served window's recaller does."""
 
 
 class _Means:
@@ -141,8 +143,10 @@ class LocomoResult:
                         "neighbour2",
                         "hop_feedback",
                         "diversity",
+                        "hop_embed",
                     )
                 },
+                "lean": self.config.lean,
             },
             "smartctx": {
                 "recall": self.table("smartctx", "recall"),
@@ -191,6 +195,7 @@ def _recaller(
         turn_weights=cfg.weights,
         context_weight=cfg.context_weight,
         extractor=extractor,
+        lean=cfg.lean,
     )
     recaller.prepare(slots)
     recaller.turns.index.prepare_queries(questions)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -74,6 +75,13 @@ def locomo(
     llm_keys: Annotated[
         bool, typer.Option("--llm-keys", help="extract fact keys with the configured model")
     ] = False,
+    served: Annotated[
+        bool,
+        typer.Option(
+            "--served",
+            help="rank as a served window's recaller does (lean keys, its tier weights)",
+        ),
+    ] = False,
 ) -> None:
     """Evidence recall@5/10/25/50 and retention at 512-4,096 tokens on LoCoMo, against plain BM25
     and a FIFO window; with --cv, cross-validated recall; with --qa, answer F1 from your model.
@@ -83,7 +91,7 @@ def locomo(
     """
     with _one_line_errors():
         from smartctx.bench.docs import write_section
-        from smartctx.bench.locomo import run_locomo
+        from smartctx.bench.locomo import LocomoConfig, run_locomo
         from smartctx.bench.locomo_cache import CachedEmbedder
         from smartctx.bench.locomo_cv import cross_validate
         from smartctx.bench.locomo_data import default_data_path, load_locomo
@@ -94,7 +102,10 @@ def locomo(
         from smartctx.core.errors import ConfigError
         from smartctx.core.tokens import get_counter
         from smartctx.retrieval.keys_llm import LLMExtractor
+        from smartctx.service.recall_index import SERVED_WEIGHTS
 
+        if served and (docs is not None or cv):
+            raise ConfigError("--served measures the served recaller alone: without --docs or --cv")
         if embedder not in EMBEDDERS:
             raise ConfigError(
                 f"unknown embedder {embedder!r}: choose one of {', '.join(EMBEDDERS)}"
@@ -118,18 +129,23 @@ def locomo(
                 bar.update(task, description=phase, advance=done)
 
             extractor = LLMExtractor(complete(model)) if llm_keys and model else None
-            result = run_locomo(
-                dataset, embedder=chosen, counter=get_counter(), progress=step, extractor=extractor
+            config = LocomoConfig(lean=True, tiers=SERVED_WEIGHTS) if served else None
+            measure = partial(
+                run_locomo,
+                embedder=chosen,
+                counter=get_counter(),
+                progress=step,
+                extractor=extractor,
+                config=config,
             )
+            result = measure(dataset)
             if cv:
                 bar.update(task, completed=0, total=dataset.questions)
                 result.cv = cross_validate(dataset, embedder=chosen, progress=step).to_json()
             if holdout is not None:
                 held = load_locomo(holdout, exclude={c.sample_id for c in dataset.conversations})
                 bar.update(task, completed=0, total=held.questions)
-                result.holdout = run_locomo(
-                    held, embedder=chosen, counter=get_counter(), progress=step, extractor=extractor
-                ).to_json()
+                result.holdout = measure(held).to_json()
             if qa and model is not None:
                 bar.update(task, completed=0, total=dataset.questions)
                 result.qa = run_qa(

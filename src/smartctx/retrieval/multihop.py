@@ -8,11 +8,15 @@ names other than the speakers, each once, those already in the question left out
 ``hop_terms``) and, as pseudo-relevance feedback, the ``hop_feedback`` rarest words of its
 :data:`FEEDBACK_DEPTH` best turns (by the sum of their inverse document frequencies over the
 turns, words of the question left out), asks again with the question followed by those terms,
-and adds the second pass's scores at ``weights.hop``: ``first + hop * second``. The rule is the
-same for every question; with no new terms, or ``hop == 0``, the first pass is the answer.
+and adds the second pass's scores at ``weights.hop``: ``first + hop * second``. The second pass
+embeds its longer query, or with ``weights.hop_embed`` off searches its words with the
+question's own vector (one embedding less per query; on LoCoMo with USE, the served recall
+embedder, no worse: see ``docs/benchmarks.md``). The rule is the same for every question; with
+no new terms, or ``hop == 0``, the first pass is the answer.
 
-Cost: at most one more ranking pass (one query embedding, one BM25 pass, one matrix-vector
-product over turns and keys); choosing the hits is a partial sort, the terms read only them.
+Cost: at most one more ranking pass (one query embedding unless ``hop_embed`` is off, one BM25
+pass, one matrix-vector product over turns and keys); choosing the hits is a partial sort, the
+terms read only them.
 """
 
 from __future__ import annotations
@@ -97,4 +101,5 @@ def hop_scores(
     terms += feedback_terms(query, hits[:FEEDBACK_DEPTH], w.hop_feedback, df, turns)
     if not terms:
         return first
-    return first + w.hop * recaller.first_pass(second_query(query, terms), candidates)
+    like = None if w.hop_embed else query
+    return first + w.hop * recaller.first_pass(second_query(query, terms), candidates, like=like)

@@ -189,16 +189,19 @@ class HybridRecaller:
         ids = index.ids
         return {ids[p]: float(fused[p]) for p in np.flatnonzero(mask & (fused > 0))}
 
-    def fused(self, query: str, allowed: Sequence[Slot], mask: Mask) -> npt.NDArray[np.float64]:
+    def fused(
+        self, query: str, allowed: Sequence[Slot], mask: Mask, *, like: str | None = None
+    ) -> npt.NDArray[np.float64]:
         """The fused score of every indexed slot (the index's storage order) among ``mask``, 0
         elsewhere: the slots of ``allowed``, which must be indexed (:meth:`prepare`). Costs a
         BM25 pass and a matrix-vector product over the index; ``allowed`` is read only for
-        recency."""
+        recency. ``like``: the text embedded for the vector scores (default ``query``); BM25
+        reads ``query``."""
         index, context, weight = self._index, self._context, self.context_weight
-        dense = index.vector_scores(query)
+        dense = index.vector_scores(like or query)
         extra: list[tuple[npt.NDArray[np.float32], float]] = []
         if weight > 0:
-            query_vec = index.query_vector(query)
+            query_vec = index.query_vector(like or query)
             around = context.similarity(query_vec) if query_vec is not None else None
             if dense is not None and around is not None:
                 dense = dense + weight * around

@@ -85,7 +85,8 @@ class TierWeights:
     spreading and the diversity of the top (0 turns one off).
 
     ``hop_depth`` first hits name the entities of the second query, at most ``hop_terms`` of
-    them, and give it ``hop_feedback`` rare words (:mod:`smartctx.retrieval.multihop`);
+    them, and give it ``hop_feedback`` rare words, and ``hop_embed`` says whether that query is
+    embedded (:mod:`smartctx.retrieval.multihop`);
     ``neighbour`` and ``neighbour2`` spread a turn's fused score to the turns one and two places
     away in its session, and ``diversity`` re-orders the best turns by maximal marginal
     relevance (:mod:`smartctx.retrieval.rerank`). Defaults: the setting that
@@ -109,6 +110,9 @@ class TierWeights:
     neighbour: float = 0.2
     neighbour2: float = 0.35
     diversity: float = 0.2
+    hop_embed: bool = True
+    """Embed the second hop's longer query (else its words are searched with the question's
+    own vector: one embedding less per query)."""
 
     def __post_init__(self) -> None:
         values = (
@@ -170,7 +174,7 @@ class TieredRecaller:
         self._df: Counter[str] = Counter()
         self._speakers: set[str] = set()
         self._entities = Entities()
-        self._parts: dict[tuple[str, int], dict[str, Scores]] = {}
+        self._parts: dict[tuple[str, str | None, int], dict[str, Scores]] = {}
         # Shared with filtered copies (mutated in place): dropped when an indexed turn changes.
         self._views: list[CandidateView] = []
         self._serials = itertools.count()
@@ -341,28 +345,33 @@ class TieredRecaller:
         until the index changes."""
         return self._parts_of(query, self.view(candidates))
 
-    def _parts_of(self, query: str, view: CandidateView) -> dict[str, Scores]:
+    def _parts_of(
+        self, query: str, view: CandidateView, like: str | None = None
+    ) -> dict[str, Scores]:
         self._indexed(view)
-        memo = (query, view.serial)
+        memo = (query, like, view.serial)
         cached = self._parts.get(memo)
         if cached is None:
-            cached = self._compute(query, view)
+            cached = self._compute(query, view, like)
             if len(self._parts) >= PARTS_CACHE:
                 self._parts.pop(next(iter(self._parts)))
             self._parts[memo] = cached
         return cached
 
-    def _compute(self, query: str, view: CandidateView) -> dict[str, Scores]:
+    def _compute(
+        self, query: str, view: CandidateView, like: str | None = None
+    ) -> dict[str, Scores]:
         size = len(view.slots)
         out: dict[str, Scores] = {"turn": np.zeros(size)}
         if len(view.where) and query.strip():
             rows = view.rows[view.where]
             mask = np.zeros(len(self.turns.index), dtype=bool)
             mask[rows] = True
-            out["turn"][view.where] = self.turns.fused(query, view.allowed().slots, mask)[rows]
+            allowed = view.allowed().slots
+            out["turn"][view.where] = self.turns.fused(query, allowed, mask, like=like)[rows]
         keys, table = self.keys, self._table
         lexical = keys.lexical_scores(query) if len(keys) else None
-        dense = keys.vector_scores(query) if len(keys) else None
+        dense = keys.vector_scores(like or query) if len(keys) else None
         for code, kind in enumerate(KINDS):
             out[kind] = np.zeros(size)
             if not len(keys):
@@ -405,9 +414,13 @@ class TieredRecaller:
         out[positions] = 1.0 / (self.rrf_k + mean_ranks(-near[positions]))
         return out
 
-    def first_pass(self, query: str, candidates: Sequence[Slot]) -> Scores:
-        """The fused score of every candidate for ``query`` alone (no second hop)."""
-        parts = self._parts_of(query, self.view(candidates))
+    def first_pass(
+        self, query: str, candidates: Sequence[Slot], *, like: str | None = None
+    ) -> Scores:
+        """The fused score of every candidate for ``query`` alone (no second hop). ``like``:
+        the text whose embedding stands for the query in the vector scores (default the query
+        itself); BM25 always reads the query's own words."""
+        parts = self._parts_of(query, self.view(candidates), like)
         w = self.weights
         fused = (
             parts["turn"]

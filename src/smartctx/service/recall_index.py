@@ -270,21 +270,19 @@ def deferred_of(recaller: object) -> DeferredRecaller | None:
     return None
 
 
-DIVERSITY: dict[str, float] = {"multilingual-e5-small-q4": TierWeights().diversity}
-"""Diversity weight of served recall by embedder (0 for others). 1.5 was chosen by the LoCoMo
-cross-validation with e5; with USE, the served default, it lowers recall instead (first
-conversation, ``smartctx bench locomo --limit 1 --embedder use``: recall@10 78.3 without, 73.3
-with it; retention at 1,024 tokens 85.3 and 82.3): USE's cosines spread wider, so the same weight
-penalises far more. Not re-tuned for USE yet."""
+SERVED_WEIGHTS = TierWeights(hop_embed=False)
+"""The tier weights of served recall: the defaults, but the second hop searches with the
+question's vector instead of embedding its longer query. On LoCoMo with USE (the served recall
+embedder) and lean keys, as served, that is one USE encode less per turn and recall@5/10/25/50
+69.1 / 78.1 / 86.8 / 90.5 against 68.9 / 77.8 / 86.8 / 90.6 for the weights served before
+(diversity 0, second query embedded); see ``docs/benchmarks.md``."""
 
 
 def service_recaller(embedder: Embedder | None) -> DeferredRecaller:
     """The recaller of a served window: a lean :class:`TieredRecaller` (keys matched by BM25) over
-    ``embedder``, passages through :class:`RecallPassages` when it is a ``CachedEmbedder``; the
-    diversity weight by embedder (:data:`DIVERSITY`)."""
+    ``embedder``, passages through :class:`RecallPassages` when it is a ``CachedEmbedder``, with
+    :data:`SERVED_WEIGHTS`."""
     chosen: Embedder | None = embedder
     if isinstance(embedder, CachedEmbedder):
         chosen = RecallPassages(embedder)
-    diversity = DIVERSITY.get(embedder.name, 0.0) if embedder is not None else 0.0
-    weights = TierWeights(diversity=diversity)
-    return DeferredRecaller(TieredRecaller(embedder=chosen, weights=weights, lean=True))
+    return DeferredRecaller(TieredRecaller(embedder=chosen, weights=SERVED_WEIGHTS, lean=True))
