@@ -19,3 +19,5 @@ def test_compare_names_what_before_measured_and_lists_both_columns() -> None:
     assert "on commit abc and after" in labelled
     assert "| `smartctx: turn` | 400.0 | 100.0 |" in labelled
     assert "| CPU ms per turn (all threads) | 200.0 | 50.0 |" in labelled
+    embeds = compare_markdown({**_result(1.0), "embedded_per_turn": 3.0}, _result(1.0))
+    assert "| texts embedded per turn | 3.0 | - |" in embeds

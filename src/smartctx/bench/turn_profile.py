@@ -68,6 +68,7 @@ async def _profile(
         for _ in range(warmup):
             await client.turn(context)
         event.listen(handle.app.db.engine.sync_engine, "before_cursor_execute", count)
+        embedded = _embedded(handle.app)
         profiler = Profiler(interval=0.001, async_mode="disabled")
         start, cpu0 = time.perf_counter(), time.process_time()
         profiler.start()
@@ -76,6 +77,7 @@ async def _profile(
             errors += await client.turn(context) is None
         session = profiler.stop()
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
+        embedded = _embedded(handle.app) - embedded
         event.remove(handle.app.db.engine.sync_engine, "before_cursor_execute", count)
     finally:
         await client.__aexit__()
@@ -91,9 +93,15 @@ async def _profile(
         "wall_ms_per_turn": round(1000 * wall / turns, 1),
         "cpu_ms_per_turn": round(1000 * cpu / turns, 1),
         "sql_per_turn": round(statements[0] / turns, 1),
+        "embedded_per_turn": round(embedded / turns, 2),
         "top": [{"function": k, "ms_per_turn": round(1000 * v / turns, 2)} for k, v in top[:40]],
         "text": session and profiler.output_text(unicode=True, color=False, show_all=False),
     }
+
+
+def _embedded(app: Any) -> int:
+    """Texts the served embedder has embedded so far (its cache's misses; 0 if it keeps none)."""
+    return int(getattr(app.recall_embedder, "misses", 0))
 
 
 def run(
@@ -116,7 +124,9 @@ def markdown(result: dict[str, Any], rows: int = 25) -> str:
     lines = [
         f"{result['turns']} warm turns, {result['wall_ms_per_turn']} ms wall and "
         f"{result['cpu_ms_per_turn']} ms CPU (all threads, client included) per turn, "
-        f"{result['sql_per_turn']} SQL statements per turn, {result['errors']} errors.",
+        f"{result['sql_per_turn']} SQL statements per turn, "
+        f"{result.get('embedded_per_turn', '-')} texts embedded per turn, "
+        f"{result['errors']} errors.",
         "",
         "| function (package: name) | ms per turn (inclusive) |",
         "| --- | ---: |",
@@ -150,6 +160,8 @@ def compare_markdown(before: dict[str, Any], after: dict[str, Any], rows: int = 
         f"| CPU ms per turn (all threads) | {before.get('cpu_ms_per_turn', '-')} "
         f"| {after.get('cpu_ms_per_turn', '-')} |",
         f"| SQL statements per turn | {before['sql_per_turn']} | {after['sql_per_turn']} |",
+        f"| texts embedded per turn | {before.get('embedded_per_turn', '-')} "
+        f"| {after.get('embedded_per_turn', '-')} |",
         "",
         "| function (package: name) | before ms/turn | after ms/turn |",
         "| --- | ---: | ---: |",
