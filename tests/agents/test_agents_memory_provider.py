@@ -70,6 +70,11 @@ async def test_recalls_a_fact_in_another_thread_with_its_source() -> None:
         ("I'm new here.", None),
         ("I'm allergic to nuts.", None),
         ("Since I'm Brian, ok", None),  # not at the start of a sentence or after a greeting
+        ("Hi, I'm Tomás and I just joined the sales team.", "Tomás"),  # any script with case
+        ("I am Zoë.", "Zoë"),
+        ("I'm Ángel García from Madrid.", "Ángel García"),
+        ("I'm tired and hungry.", None),
+        ("I am OK.", None),
     ],
 )
 def test_self_introductions_name_the_user(text: str, name: str | None) -> None:

@@ -109,6 +109,8 @@ def test_reporting_verbs_name_no_topic() -> None:
     gate = RelevanceGate(None)
     assert gate.scores("What did I say my name was?", ["My name is Dana."]) == [1.0]
     assert gate.scores("What did you tell me?", ["You told me about the VPN."])[0] > 0
+    # nor is "about": the badge is the topic
+    assert gate.scores("What did I tell you about my badge?", ["My badge number is 5521."]) == [1.0]
 
 
 def test_a_question_of_who_the_user_is_searches_for_their_name() -> None:

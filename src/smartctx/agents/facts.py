@@ -44,7 +44,7 @@ _ATTRIBUTE = (
 _INTRODUCTION = re.compile(
     r"(?:^|[,.!;]\s*|(?i:\b(?:hi|hello|hey)\b)[,!]?\s+)"
     r"(?i:i['’]m|i\s+am|call\s+me|my\s+name['’]s)\s+"
-    r"(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+    r"(?P<name>[^\W\d_]+(?:\s+[^\W\d_]+)?)"
     r"(?=\s*(?:[,.!;]|$)|\s+(?i:and|from|here)\b)"
 )
 _NOT_NAMES = frozenset(
@@ -125,11 +125,18 @@ def introduced_name(text: str) -> str | None:
     ``"Dana"``; "I am Li Wei." -> ``"Li Wei"``), or ``None``: a capitalised word or two right
     after "I'm" / "I am" / "call me" at the start of a sentence or after a greeting, ending the
     clause; nationalities and the like ("I'm German") are not names."""
-    match = _INTRODUCTION.search(text)
-    if match is None:
-        return None
-    name = match.group("name")
-    return None if name.split()[0].casefold() in _NOT_NAMES else name
+    for match in _INTRODUCTION.finditer(text):
+        words = match.group("name").split()
+        while words and not _capitalised(words[-1]):
+            words.pop()  # "I'm Tomás and": the name is the capitalised words
+        if words and all(_capitalised(w) for w in words):
+            return None if words[0].casefold() in _NOT_NAMES else " ".join(words)
+    return None
+
+
+def _capitalised(word: str) -> bool:
+    """A name's word: a capital letter, then lower-case letters (any script with case)."""
+    return word[0].isupper() and word[1:].islower()
 
 
 def name_fact(text: str) -> str | None:

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from smartctx.agents.answer_scoring import derived_in
+from smartctx.agents.answer_scoring import LIGHT_WORDS, derived_in
 from smartctx.agents.facts import name_fact
 from smartctx.agents.text import is_question, split_sentences
 from smartctx.core import Embedder
@@ -51,13 +51,15 @@ def _terms(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(analyze(text)))
 
 
-_REPORTING = frozenset(analyze("say said says tell told mention mentioned"))
-"""Verbs a request about what was said is phrased with ("What did I *say* my name was?"):
-they name no topic, so the gate does not look for them in what it judges."""
+_REPORTING = frozenset(analyze("say said says tell told mention mentioned")) | LIGHT_WORDS
+"""Words a request is phrased with that name no topic: reporting verbs ("What did I *say* my
+name was?") and the offline responder's light words ("What did I tell you *about* my badge?"),
+so the gate does not look for them in what it judges."""
 
 
 def _topic_terms(request: str) -> list[str]:
-    """The request's words the gate looks for: all but reporting verbs (all, if that is all)."""
+    """The request's words the gate looks for: all but :data:`_REPORTING` (all, if that is
+    all)."""
     terms = _terms(request)
     return [t for t in terms if t not in _REPORTING] or list(terms)
 
