@@ -291,3 +291,23 @@ def test_who_am_i_is_answered_with_the_users_name(question: str) -> None:
     answer = reply(messages)
     # the name, not the latest statement, and not the greeting that opened the introduction
     assert "Your name is Priya" in answer and "desk" not in answer and "Hi," not in answer
+
+
+def test_a_short_follow_up_that_names_something_else_is_not_answered_by_the_last_topic() -> None:
+    hotels = {
+        "role": "system",
+        "content": "[source: kb:expenses.md#1] The hotel limit is USD 180 per night (USD 250 "
+        "in London and Zurich).",
+    }
+    asked = user("What is the hotel limit per night in London?")
+    answered = {"role": "assistant", "content": "Hotels: up to USD 180 per night."}
+    # read with the question before it, "and in Zurich?" is about the hotel sentence that names
+    # Zurich; "How do I contact you?" is not, though nothing else answers it either
+    assert "USD 250" in reply([SYSTEM, hotels, asked, answered, user("and in Zurich?")])
+    assert reply([SYSTEM, hotels, asked, answered, user("How do I contact you?")]) == (
+        NO_INFORMATION
+    )
+    asked = user("What do you know about me?")
+    intro = user("Hello! I'm Ana García, I work remotely from Porto.")
+    noted = {"role": "assistant", "content": "Noted."}
+    assert "Ana García" in reply([SYSTEM, hotels, intro, noted, asked])

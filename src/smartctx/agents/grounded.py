@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from smartctx.agents.answer_scoring import score
+from smartctx.agents.answer_scoring import LIGHT_WORDS, derived_in, score
 from smartctx.agents.facts import extract_facts
 from smartctx.agents.knowledge import Sentence, current_retrieval, extract_knowledge
 from smartctx.agents.language import LEAD_INS, detect_language, small_talk
@@ -265,7 +265,16 @@ class GroundedResponder:
             ranked = [item for item in ranked if item[0].personal]
         contextual = contextual_query(query, previous)
         if not ranked and contextual != query:
-            ranked = self.ranked(contextual, sentences)
+            # read with the exchange it follows, a follow-up that names something ("and in
+            # London?") is answered by a sentence about it; "How do I contact you?" after a
+            # hotel question is not answered with the hotel limit
+            named = [t for t in analyze(with_identity(query)) if t not in LIGHT_WORDS]
+            ranked = [
+                item
+                for item in self.ranked(contextual, sentences)
+                if not named
+                or any(t in item[0].tokens or derived_in(t, item[0].tokens) for t in named)
+            ]
         if not ranked:
             if not abstain:
                 return ""

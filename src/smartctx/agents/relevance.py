@@ -157,7 +157,9 @@ ELLIPTICAL_TERMS = 3
 
 _IDENTITY = re.compile(
     r"^\W*(?:who\s+am\s+i|do\s+you\s+(?:know|remember)\s+who\s+i\s+am|wer\s+bin\s+ich"
-    r"|wei(?:ss|ß)t\s+du,?\s+wer\s+ich\s+bin|qui\s+suis[- ]je|qui[eé]n\s+soy(?:\s+yo)?)\W*$",
+    r"|wei(?:ss|ß)t\s+du,?\s+wer\s+ich\s+bin|qui\s+suis[- ]je|qui[eé]n\s+soy(?:\s+yo)?"
+    r"|what\s+do\s+you\s+know\s+about\s+me|tell\s+me\s+about\s+(?:me|myself)"
+    r"|was\s+wei(?:ss|ß)t\s+du\s+(?:über|ueber)\s+mich)\W*$",
     re.IGNORECASE,
 )
 NAME_QUESTION = "What is my name?"
