@@ -163,3 +163,53 @@ def test_owner_index_bench_reports_each_size() -> None:
     assert result["first_over_limit"] == {"lexical": None, "vectors": None}
     assert "| 100 | yes |" in owner_markdown(result, "smartctx bench owner-index")
     assert owner_run(sizes=(50,), limit_ms=0.0)["first_over_limit"]["lexical"] == 50
+
+
+def test_the_matrix_runs_a_legs_servers_together_and_interleaves_them_by_level(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import smartctx.bench.serve as serve_bench
+    from smartctx.bench.serve_load import LoadResult
+
+    log: list[str] = []
+
+    class Fake:
+        def __init__(self, kind: str) -> None:
+            self.kind, self.url = kind, f"http://{kind}"
+
+        def cpu_seconds(self) -> float:
+            return 0.0
+
+        def rss_mb(self) -> float:
+            return 1.0
+
+        def stop(self) -> None:
+            log.append(f"stop {self.kind}")
+
+    async def start(kind: str, database: str, workdir: Path) -> Fake:
+        log.append(f"start {kind}")
+        return Fake(kind)
+
+    async def level(urls: list[str], clients: int, requests: int, **_: Any) -> LoadResult:
+        log.append(f"{urls[0].removeprefix('http://')} {clients}")
+        return LoadResult(clients, 1.0, [0.01] * requests)
+
+    monkeypatch.setattr(serve_bench, "start_server", start)
+    monkeypatch.setattr(serve_bench, "run_level", level)
+
+    class Quiet:
+        def phase(self, description: str, total: int) -> None: ...
+
+        def advance(self, steps: int = 1) -> None: ...
+
+    options = serve_bench.ServeOptions(stores=("sqlite",), clients=(1, 8), requests=3)
+    out: dict[str, Any] = {"settings": [], "details": []}
+    asyncio.run(serve_bench._matrix(options, tmp_path, Quiet(), out))
+    kinds = list(options.servers)
+    assert log[: len(kinds)] == [f"start {k}" for k in kinds]  # all up before any level
+    levels = [f"{k} {n}" for n in (1, 8) for k in kinds]  # the echo agent beside smartctx
+    assert log[len(kinds) : len(kinds) + len(levels)] == levels
+    assert sorted(log[-len(kinds) :]) == sorted(f"stop {k}" for k in kinds)
+    assert [(s["server"], s["clients"]) for s in out["settings"]] == [
+        (k, n) for n in (1, 8) for k in kinds
+    ]

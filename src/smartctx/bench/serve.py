@@ -1,6 +1,7 @@
 """``smartctx bench serve``: served turns under load, smartctx against an a2a-sdk echo agent.
 
-One run measures, each on its own throw-away database and its own server process(es):
+One run measures, each on its own throw-away database and its own server process(es), the
+servers of one store running side by side and measured level by level in turn:
 
 - the *matrix*: servers ``echo`` / ``smartctx`` (offline defaults, memory on) /
   ``smartctx-nomem`` (``--no-memory``), stores SQLite and PostgreSQL, 1 process (and 2 processes
@@ -131,16 +132,24 @@ async def _servers(
 async def _matrix(
     options: ServeOptions, workdir: Path, reporter: Reporter, out: dict[str, Any]
 ) -> None:
+    """Every store leg starts its servers (one kind each, on its own database) together, then
+    measures level by level, kind after kind: the echo agent and smartctx at one N run seconds
+    apart, so a machine that drifts during the run moves both sides of their ratio alike."""
     legs = [(store, 1) for store in options.stores]
     if options.two_process and "postgresql" in options.stores:
         legs.append(("postgresql", 2))
     for store, processes in legs:
-        for kind in options.servers:
-            async with (
-                throwaway_database(store, workdir, options.postgres) as database,
-                _servers(kind, database, processes, workdir) as servers,
-            ):
-                for n in options.clients:
+        async with contextlib.AsyncExitStack() as stack:
+            running: dict[str, list[ServerProcess]] = {}
+            for kind in options.servers:
+                database = await stack.enter_async_context(
+                    throwaway_database(store, workdir, options.postgres)
+                )
+                running[kind] = await stack.enter_async_context(
+                    _servers(kind, database, processes, workdir)
+                )
+            for n in options.clients:
+                for kind, servers in running.items():
                     reporter.phase(
                         f"{kind} · {store} · {processes}p · {n} clients", options.requests
                     )
