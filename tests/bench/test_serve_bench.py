@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -194,8 +195,13 @@ def test_the_matrix_runs_a_legs_servers_together_and_interleaves_them_by_level(
         log.append(f"{urls[0].removeprefix('http://')} {clients}")
         return LoadResult(clients, 1.0, [0.01] * requests)
 
+    @contextlib.asynccontextmanager
+    async def database(store: str, workdir: Path, admin: str) -> AsyncIterator[str]:
+        yield f"{store}://db"
+
     monkeypatch.setattr(serve_bench, "start_server", start)
     monkeypatch.setattr(serve_bench, "run_level", level)
+    monkeypatch.setattr(serve_bench, "throwaway_database", database)
 
     class Quiet:
         def phase(self, description: str, total: int) -> None: ...
@@ -212,4 +218,14 @@ def test_the_matrix_runs_a_legs_servers_together_and_interleaves_them_by_level(
     assert sorted(log[-len(kinds) :]) == sorted(f"stop {k}" for k in kinds)
     assert [(s["server"], s["clients"]) for s in out["settings"]] == [
         (k, n) for n in (1, 8) for k in kinds
+    ]
+    # two processes a kind: one kind at a time (six pools would pass PostgreSQL's limit)
+    log.clear()
+    two = serve_bench.ServeOptions(stores=("postgresql",), clients=(1,), requests=3)
+    asyncio.run(serve_bench._matrix(two, tmp_path, Quiet(), {"settings": [], "details": []}))
+    paired = log[3 * len(kinds) :]  # the 2-process leg follows the 1-process one
+    assert paired == [
+        entry
+        for k in kinds
+        for entry in (f"start {k}", f"start {k}", f"{k} 1", f"stop {k}", f"stop {k}")
     ]

@@ -155,11 +155,18 @@ def test_client_errors_carry_no_sql_or_paths(hostile: tuple[ServerHandle, Path])
             conn.execute("DROP TABLE a2a_tasks")  # now reading a task fails in the SDK's store
         got = http.post("/", json=rpc({"id": "t-1"}, method="GetTask"), headers=V1).json()
         listed = http.post("/", json=rpc({}, method="ListTasks"), headers=V1).json()
+        subscribed = http.post(
+            "/", json=rpc({"id": "t-1"}, method="SubscribeToTask"), headers=V1
+        ).text
+        with sqlite3.connect(db_file) as conn:
+            conn.execute("DROP TABLE a2a_deliveries")  # the check for an earlier delivery fails
+        sent = http.post("/", json=rpc(send("hello again")), headers=V1).json()
     assert created.status_code == 500
-    for failed in (got, listed):
+    for failed in (got, listed, sent):
         assert failed["error"]["code"] == -32603
-        assert "a2a_tasks" not in str(failed) and "SELECT" not in str(failed)
+        assert "a2a_" not in str(failed) and "SELECT" not in str(failed)
     assert "failed" in answer
+    assert "-32603" in subscribed and "a2a_" not in subscribed and "SELECT" not in subscribed
     for text in (answer, created.text):
         assert "no such table" not in text and "INSERT" not in text and "SELECT" not in text
         assert "/tmp" not in text and "Traceback" not in text and ".py" not in text

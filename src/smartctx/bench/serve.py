@@ -1,7 +1,7 @@
 """``smartctx bench serve``: served turns under load, smartctx against an a2a-sdk echo agent.
 
-One run measures, each on its own throw-away database and its own server process(es), the
-servers of one store running side by side and measured level by level in turn:
+One run measures, each on its own throw-away database and its own server process(es) (the
+one-process servers of a store side by side, measured level by level in turn):
 
 - the *matrix*: servers ``echo`` / ``smartctx`` (offline defaults, memory on) /
   ``smartctx-nomem`` (``--no-memory``), stores SQLite and PostgreSQL, 1 process (and 2 processes
@@ -132,40 +132,55 @@ async def _servers(
 async def _matrix(
     options: ServeOptions, workdir: Path, reporter: Reporter, out: dict[str, Any]
 ) -> None:
-    """Every store leg starts its servers (one kind each, on its own database) together, then
-    measures level by level, kind after kind: the echo agent and smartctx at one N run seconds
-    apart, so a machine that drifts during the run moves both sides of their ratio alike."""
+    """A one-process leg starts its servers (one kind each, on its own database) together,
+    then measures level by level, kind after kind: the echo agent and smartctx at one N run
+    seconds apart, so a machine that drifts during the run moves both sides of their ratio
+    alike. The two-process leg runs one kind at a time: six servers' connection pools would
+    pass a default PostgreSQL's 100 connections."""
     legs = [(store, 1) for store in options.stores]
     if options.two_process and "postgresql" in options.stores:
         legs.append(("postgresql", 2))
     for store, processes in legs:
-        async with contextlib.AsyncExitStack() as stack:
-            running: dict[str, list[ServerProcess]] = {}
-            for kind in options.servers:
-                database = await stack.enter_async_context(
-                    throwaway_database(store, workdir, options.postgres)
-                )
-                running[kind] = await stack.enter_async_context(
-                    _servers(kind, database, processes, workdir)
-                )
-            for n in options.clients:
-                for kind, servers in running.items():
-                    reporter.phase(
-                        f"{kind} · {store} · {processes}p · {n} clients", options.requests
+        together = [list(options.servers)] if processes == 1 else [[k] for k in options.servers]
+        for kinds in together:
+            async with contextlib.AsyncExitStack() as stack:
+                running: dict[str, list[ServerProcess]] = {}
+                for kind in kinds:
+                    database = await stack.enter_async_context(
+                        throwaway_database(store, workdir, options.postgres)
                     )
-                    cpu0 = sum(s.cpu_seconds() for s in servers)
-                    load = await run_level(
-                        [s.url for s in servers],
-                        n,
-                        options.requests,
-                        timeout=options.timeout,
-                        progress=reporter.advance,
+                    running[kind] = await stack.enter_async_context(
+                        _servers(kind, database, processes, workdir)
                     )
-                    cpu = sum(s.cpu_seconds() for s in servers) - cpu0
-                    rss = sum(s.rss_mb() for s in servers)
-                    public, detail = _setting(kind, store, processes, load, cpu, rss)
-                    out["settings"].append(public)
-                    out["details"].append(detail)
+                for n in options.clients:
+                    for kind, servers in running.items():
+                        await _level(options, reporter, out, (kind, store, processes), servers, n)
+
+
+async def _level(
+    options: ServeOptions,
+    reporter: Reporter,
+    out: dict[str, Any],
+    setting: tuple[str, str, int],
+    servers: list[ServerProcess],
+    clients: int,
+) -> None:
+    """One level: ``clients`` concurrent clients against ``servers``; appends its figures."""
+    kind, store, processes = setting
+    reporter.phase(f"{kind} · {store} · {processes}p · {clients} clients", options.requests)
+    cpu0 = sum(s.cpu_seconds() for s in servers)
+    load = await run_level(
+        [s.url for s in servers],
+        clients,
+        options.requests,
+        timeout=options.timeout,
+        progress=reporter.advance,
+    )
+    cpu = sum(s.cpu_seconds() for s in servers) - cpu0
+    rss = sum(s.rss_mb() for s in servers)
+    public, detail = _setting(kind, store, processes, load, cpu, rss)
+    out["settings"].append(public)
+    out["details"].append(detail)
 
 
 def _buckets(latencies: list[float], count: int = 10) -> list[dict[str, Any]]:

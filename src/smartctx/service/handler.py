@@ -40,6 +40,7 @@ from a2a.types.a2a_pb2 import (
     ListTasksResponse,
     Message,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     Task,
     TaskState,
 )
@@ -153,7 +154,7 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
             return sent
         try:
             async with self._deliveries.lock(*key):
-                earlier = await self._earlier(key, context)
+                earlier: Task | None = await _guarded(self._earlier(key, context))
                 if earlier is not None:
                     return earlier
                 async with self._admitted():
@@ -175,7 +176,7 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
             return
         try:
             async with self._deliveries.lock(*key):
-                earlier = await self._earlier(key, context)
+                earlier = await _guarded(self._earlier(key, context))
                 if earlier is not None:
                     yield earlier
                     return
@@ -200,18 +201,18 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
         task: Task | None = await _guarded(super().on_cancel_task(params, context))
         return task
 
+    async def on_subscribe_to_task(
+        self, params: SubscribeToTaskRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Event, None]:
+        async for event in _guarded_events(super().on_subscribe_to_task(params, context)):
+            yield event
+
     async def _stream(
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event, None]:
-        try:
-            async with self._admitted():
-                async for event in super().on_message_send_stream(params, context):
-                    yield event
-        except (A2AError, SmartCtxError):
-            raise
-        except Exception as err:
-            logger.exception("streamed message failed")
-            raise InternalError(message=INTERNAL) from err
+        async with self._admitted():
+            async for event in _guarded_events(super().on_message_send_stream(params, context)):
+                yield event
 
     async def _setup_active_task(
         self, params: SendMessageRequest, call_context: ServerCallContext
@@ -243,6 +244,18 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
         if task is None or task.status.state == TaskState.TASK_STATE_FAILED:
             return None
         return task
+
+
+async def _guarded_events(events: AsyncIterator[Event]) -> AsyncGenerator[Event, None]:
+    """``events``, turning any failure that is not an A2A error into a bare one (a stream)."""
+    try:
+        async for event in events:
+            yield event
+    except (A2AError, SmartCtxError):
+        raise
+    except Exception as err:
+        logger.exception("streamed request failed")
+        raise InternalError(message=INTERNAL) from err
 
 
 async def _guarded(work: Awaitable[Any]) -> Any:
