@@ -18,7 +18,7 @@ from smartctx.agents.knowledge import Sentence, current_retrieval, extract_knowl
 from smartctx.agents.language import LEAD_INS, detect_language, small_talk
 from smartctx.agents.language import NO_INFORMATION as LANG_NO_INFORMATION
 from smartctx.agents.models import ChatMessages, copy_messages
-from smartctx.agents.relevance import contextual_query, with_identity
+from smartctx.agents.relevance import contextual_query, query_for
 from smartctx.agents.rules import (
     contains_phrase,
     forbidden_phrases,
@@ -259,7 +259,7 @@ class GroundedResponder:
             # in a long thread older documents stay in the window: this turn's answer first
             fresh = [s for s in sentences if not s.source.startswith("kb:") or s.source in current]
             sentences = fresh if any(s.source in current for s in fresh) else sentences
-        ranked = self.ranked(with_identity(query), sentences)
+        ranked = self.ranked(query_for(query), sentences)
         if asks_own_words(query) and any(item[0].personal for item in ranked):
             # "What did I tell you about my desk?" asks for the user's words, not a document's
             ranked = [item for item in ranked if item[0].personal]
@@ -268,7 +268,7 @@ class GroundedResponder:
             # read with the exchange it follows, a follow-up that names something ("and in
             # London?") is answered by a sentence about it; "How do I contact you?" after a
             # hotel question is not answered with the hotel limit
-            named = [t for t in analyze(with_identity(query)) if t not in LIGHT_WORDS]
+            named = [t for t in analyze(query_for(query)) if t not in LIGHT_WORDS]
             ranked = [
                 item
                 for item in self.ranked(contextual, sentences)

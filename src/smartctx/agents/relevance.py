@@ -51,17 +51,17 @@ def _terms(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(analyze(text)))
 
 
-_REPORTING = frozenset(analyze("say said says tell told mention mentioned")) | LIGHT_WORDS
+_PHRASING = frozenset(analyze("say said says tell told mention mentioned")) | LIGHT_WORDS
 """Words a request is phrased with that name no topic: reporting verbs ("What did I *say* my
 name was?") and the offline responder's light words ("What did I tell you *about* my badge?"),
 so the gate does not look for them in what it judges."""
 
 
 def _topic_terms(request: str) -> list[str]:
-    """The request's words the gate looks for: all but :data:`_REPORTING` (all, if that is
+    """The request's words the gate looks for: all but :data:`_PHRASING` (all, if that is
     all)."""
     terms = _terms(request)
-    return [t for t in terms if t not in _REPORTING] or list(terms)
+    return [t for t in terms if t not in _PHRASING] or list(terms)
 
 
 @lru_cache(maxsize=16_384)
@@ -165,10 +165,11 @@ _IDENTITY = re.compile(
 NAME_QUESTION = "What is my name?"
 
 
-def with_identity(text: str) -> str:
-    """What to search for ``text``: "What is my name?" when it asks who the user is ("Who am
-    I?", "Wer bin ich?"; such a question has no word to search by, and the user's name answers
-    it), else ``text`` itself."""
+def query_for(text: str) -> str:
+    """What to search for ``text``: "What is my name?" when it asks who the user is or what is
+    known of them ("Who am I?", "Wer bin ich?", "What do you know about me?": such a question
+    has no word to search by, and the user's name is the first thing known of them), else
+    ``text`` itself."""
     return NAME_QUESTION if _IDENTITY.match(text) else text
 
 
@@ -176,8 +177,8 @@ def contextual_query(text: str, previous: str | None) -> str:
     """What to search for ``text``: itself, or for a follow-up that names too little to find
     anything by itself ("and then?", "und dann?"), the ``previous`` user message followed by
     ``text``, so the evidence of the exchange it follows can come back. A question of who the
-    user is asks for their name (:func:`with_identity`)."""
-    text = with_identity(text)
+    user is asks for their name (:func:`query_for`)."""
+    text = query_for(text)
     if previous is None or len(_terms(text)) >= ELLIPTICAL_TERMS:
         return text
     return f"{previous}\n{text}"
