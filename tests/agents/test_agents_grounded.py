@@ -28,6 +28,10 @@ def user(text: str) -> dict[str, str]:
     return {"role": "user", "content": text}
 
 
+def assistant(text: str) -> dict[str, str]:
+    return {"role": "assistant", "content": text}
+
+
 def reply(messages: list[dict[str, str]], **options: object) -> str:
     return GroundedResponder(**options).respond(messages)  # type: ignore[arg-type]
 
@@ -270,7 +274,7 @@ def test_a_question_about_what_the_user_said_is_answered_from_their_words() -> N
         SYSTEM,
         desk,
         user("My desk is 4B."),
-        {"role": "assistant", "content": "Noted."},
+        assistant("Noted."),
         user("What did I tell you about my desk?"),
     ]
     # the document shares "desk" and names a time; the user asked for their own words
@@ -283,9 +287,9 @@ def test_who_am_i_is_answered_with_the_users_name(question: str) -> None:
         SYSTEM,
         LEAVE,
         user("Hi, my name is Priya and I work in finance."),
-        {"role": "assistant", "content": "Hello! Noted."},
+        assistant("Hello! Noted."),
         user("My desk is 4B."),
-        {"role": "assistant", "content": "Noted."},
+        assistant("Noted."),
         user(question),
     ]
     answer = reply(messages)
@@ -300,7 +304,7 @@ def test_a_short_follow_up_that_names_something_else_is_not_answered_by_the_last
         "in London and Zurich).",
     }
     asked = user("What is the hotel limit per night in London?")
-    answered = {"role": "assistant", "content": "Hotels: up to USD 180 per night."}
+    answered = assistant("Hotels: up to USD 180 per night.")
     # read with the question before it, "and in Zurich?" is about the hotel sentence that names
     # Zurich; "How do I contact you?" is not, though nothing else answers it either
     assert "USD 250" in reply([SYSTEM, hotels, asked, answered, user("and in Zurich?")])
@@ -309,5 +313,5 @@ def test_a_short_follow_up_that_names_something_else_is_not_answered_by_the_last
     )
     asked = user("What do you know about me?")
     intro = user("Hello! I'm Ana García, I work remotely from Porto.")
-    noted = {"role": "assistant", "content": "Noted."}
+    noted = assistant("Noted.")
     assert "Ana García" in reply([SYSTEM, hotels, intro, noted, asked])

@@ -148,6 +148,13 @@ def name_fact(text: str) -> str | None:
     return f"My name is {name}."
 
 
+def stated_facts(text: str) -> list[str]:
+    """What a user's message states about them: its self-introduced name as "My name is X."
+    (:func:`name_fact`) first, then :func:`extract_facts`."""
+    named = name_fact(text)
+    return [named, *extract_facts(text)] if named is not None else extract_facts(text)
+
+
 def extract_facts(text: str) -> list[str]:
     """The fact sentences of ``text`` (see the module docstring), unique, in order."""
     out: list[str] = []

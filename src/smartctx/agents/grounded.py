@@ -12,13 +12,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from smartctx.agents.answer_scoring import LIGHT_WORDS, derived_in, score
+from smartctx.agents.answer_scoring import derived_in, score
 from smartctx.agents.facts import extract_facts
 from smartctx.agents.knowledge import Sentence, current_retrieval, extract_knowledge
 from smartctx.agents.language import LEAD_INS, detect_language, small_talk
 from smartctx.agents.language import NO_INFORMATION as LANG_NO_INFORMATION
 from smartctx.agents.models import ChatMessages, copy_messages
-from smartctx.agents.relevance import contextual_query, query_for
+from smartctx.agents.relevance import contextual_query, query_for, topic_words
 from smartctx.agents.rules import (
     contains_phrase,
     forbidden_phrases,
@@ -268,7 +268,7 @@ class GroundedResponder:
             # read with the exchange it follows, a follow-up that names something ("and in
             # London?") is answered by a sentence about it; "How do I contact you?" after a
             # hotel question is not answered with the hotel limit
-            named = [t for t in analyze(query_for(query)) if t not in LIGHT_WORDS]
+            named = topic_words(query_for(query))
             ranked = [
                 item
                 for item in self.ranked(contextual, sentences)

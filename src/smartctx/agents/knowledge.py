@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from smartctx.agents.facts import extract_facts, name_fact
+from smartctx.agents.facts import extract_facts, name_fact, stated_facts
 from smartctx.agents.text import is_question, split_units
 from smartctx.retrieval.analysis import analyze
 from smartctx.window.chat import EARLIER_ASSISTANT, EARLIER_USER, HEADINGS
@@ -165,8 +165,7 @@ def _piece_sentences(
             source, body = ("summary" if seen_system else "system"), content
             statements_only = True
     elif role == "user" and not is_last_user:
-        facts = [name_fact(content), *extract_facts(content)]
-        source, body, statements_only = "conversation", " ".join(f for f in facts if f), True
+        source, body, statements_only = "conversation", " ".join(stated_facts(content)), True
     elif role == "earlier":
         # an earlier user message brought back from the archive: its statements count
         named = name_fact(content)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from smartctx.agents.facts import extract_facts, fact_attribute, name_fact
+from smartctx.agents.facts import fact_attribute, stated_facts
 from smartctx.agents.llm_memory import LLMConsolidator
 from smartctx.agents.memory_store import InMemoryMemoryStore, MemoryItem, MemoryStore
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
@@ -44,7 +44,7 @@ class LongTermMemoryProvider(ContextProvider):
 
     Storing (``on_new_messages``): each user message is redacted (e-mails, phone and card
     numbers, secrets... become ``[REDACTED:<kind>]``, see :mod:`smartctx.memory.privacy`); its
-    fact sentences (:func:`smartctx.agents.facts.extract_facts`) become ``fact`` items and the
+    fact sentences (:func:`smartctx.agents.facts.stated_facts`) become ``fact`` items and the
     whole message, unless it is a question, a ``turn`` item. Items are idempotent by
     (owner, kind, normalised text). Assistant messages are not stored (the model's words are not
     the user's facts).
@@ -197,10 +197,8 @@ class LongTermMemoryProvider(ContextProvider):
             return []
         said_at = datetime.now(UTC).isoformat(timespec="microseconds")
         llm_items = await self._consolidated(clean, thread, provenance, said_at)
-        offline = [] if llm_items is not None else extract_facts(clean)
-        named = name_fact(clean) if llm_items is None else None
-        if named is not None:  # "Hi, I'm Dana" is remembered as "My name is Dana." too
-            offline.insert(0, named)
+        # "Hi, I'm Dana" is remembered as "My name is Dana." too
+        offline = [] if llm_items is not None else stated_facts(clean)
         candidates: list[tuple[str, str]] = [("fact", f) for f in offline]
         facts = {compact(f) for _, f in candidates} | {compact(i.text) for i in llm_items or []}
         # A statement becomes a ``turn`` item only when it carries some content: chit-chat such

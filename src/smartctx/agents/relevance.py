@@ -51,17 +51,16 @@ def _terms(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(analyze(text)))
 
 
-_PHRASING = frozenset(analyze("say said says tell told mention mentioned")) | LIGHT_WORDS
-"""Words a request is phrased with that name no topic: reporting verbs ("What did I *say* my
-name was?") and the offline responder's light words ("What did I tell you *about* my badge?"),
-so the gate does not look for them in what it judges."""
+def topic_words(request: str) -> list[str]:
+    """The request's words that name its topic: all but the words a request is phrased with
+    (the offline responder's light words: reporting verbs as in "What did I *say* my name
+    was?", and "What did I tell you *about* my badge?")."""
+    return [t for t in _terms(request) if t not in LIGHT_WORDS]
 
 
 def _topic_terms(request: str) -> list[str]:
-    """The request's words the gate looks for: all but :data:`_PHRASING` (all, if that is
-    all)."""
-    terms = _terms(request)
-    return [t for t in terms if t not in _PHRASING] or list(terms)
+    """The request's words the gate looks for: :func:`topic_words` (all, if it has none)."""
+    return topic_words(request) or list(_terms(request))
 
 
 @lru_cache(maxsize=16_384)
