@@ -315,3 +315,18 @@ def test_a_short_follow_up_that_names_something_else_is_not_answered_by_the_last
     intro = user("Hello! I'm Ana García, I work remotely from Porto.")
     noted = assistant("Noted.")
     assert "Ana García" in reply([SYSTEM, hotels, intro, noted, asked])
+
+
+def test_who_am_i_is_never_answered_from_a_document() -> None:
+    password = {
+        "role": "system",
+        "content": "[source: kb:password.md#2] Passwords must have at least 14 characters and "
+        "must not contain your name or user name.",
+    }
+    # the document shares "name" with "What is my name?", which "Who am I?" is searched as
+    asked = [SYSTEM, password, user("How long must a password be?"), assistant("14 characters.")]
+    assert reply([*asked, user("Who am I?")]) == NO_INFORMATION
+    intro = [user("Hi, I'm Sofia and I work in the Lisbon office."), assistant("Noted.")]
+    assert reply([SYSTEM, password, *intro, *asked[2:], user("Who am I?")]).startswith(
+        "Your name is Sofia"
+    )

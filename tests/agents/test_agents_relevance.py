@@ -125,3 +125,8 @@ def test_a_question_of_who_the_user_is_searches_for_their_name() -> None:
         assert query.endswith("What is my name?")
         ranked = GatedRecaller(InOrder(), RelevanceGate(None), top=8).rank(query, slots, 10)
         assert slots[0].text in [slot.text for slot, _ in ranked]
+
+
+def test_a_question_of_who_the_user_is_is_not_read_with_the_exchange_before_it() -> None:
+    # "What is my name?" alone: the question before it would steer the search away
+    assert contextual_query("Who am I?", "Wie viele Urlaubstage habe ich?") == "What is my name?"

@@ -259,22 +259,27 @@ class GroundedResponder:
             # in a long thread older documents stay in the window: this turn's answer first
             fresh = [s for s in sentences if not s.source.startswith("kb:") or s.source in current]
             sentences = fresh if any(s.source in current for s in fresh) else sentences
-        ranked = self.ranked(query_for(query), sentences)
+        searched = query_for(query)
+        ranked = self.ranked(searched, sentences)
         if asks_own_words(query) and any(item[0].personal for item in ranked):
             # "What did I tell you about my desk?" asks for the user's words, not a document's
             ranked = [item for item in ranked if item[0].personal]
         contextual = contextual_query(query, previous)
-        if not ranked and contextual != query:
+        if not ranked and contextual != searched:
             # read with the exchange it follows, a follow-up that names something ("and in
             # London?") is answered by a sentence about it; "How do I contact you?" after a
             # hotel question is not answered with the hotel limit
-            named = topic_words(query_for(query))
+            named = topic_words(searched)
             ranked = [
                 item
                 for item in self.ranked(contextual, sentences)
                 if not named
                 or any(t in item[0].tokens or derived_in(t, item[0].tokens) for t in named)
             ]
+        if searched != query:
+            # "Who am I?": only what the user said of themselves answers it ("Passwords must
+            # not contain your name" does not)
+            ranked = [item for item in ranked if item[0].personal]
         if not ranked:
             if not abstain:
                 return ""

@@ -176,8 +176,9 @@ def contextual_query(text: str, previous: str | None) -> str:
     """What to search for ``text``: itself, or for a follow-up that names too little to find
     anything by itself ("and then?", "und dann?"), the ``previous`` user message followed by
     ``text``, so the evidence of the exchange it follows can come back. A question of who the
-    user is asks for their name (:func:`query_for`)."""
-    text = query_for(text)
+    user is asks for their name alone (:func:`query_for`)."""
+    if _IDENTITY.match(text):
+        return NAME_QUESTION  # about the user, not about the exchange before it
     if previous is None or len(_terms(text)) >= ELLIPTICAL_TERMS:
         return text
     return f"{previous}\n{text}"
