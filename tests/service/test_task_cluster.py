@@ -84,6 +84,21 @@ async def _save(
     )
 
 
+def _simple_queries(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The simple-protocol queries (BEGIN, COMMIT...) asyncpg sends from now on."""
+    import asyncpg.connection
+
+    sent: list[str] = []
+    execute = asyncpg.connection.Connection.execute
+
+    async def spy(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(query)
+        return await execute(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(asyncpg.connection.Connection, "execute", spy)
+    return sent
+
+
 async def _count(db: Database, table: str, **where: str) -> int:
     clause = " AND ".join(f"{k} = :{k}" for k in where) or "1 = 1"
     async with db.engine.connect() as conn:
@@ -106,9 +121,12 @@ async def test_writes_are_versioned_owner_scoped_and_logged(db: Database) -> Non
     assert await _count(db, "a2a_task_versions", task_id="t1") == 1
 
 
-async def test_a_save_is_one_statement_on_postgresql_and_loses_whole(db: Database) -> None:
+async def test_a_save_is_one_statement_on_postgresql_and_loses_whole(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = ClusterTaskStore(db)
     statements: list[str] = []
+    simple = _simple_queries(monkeypatch)
 
     def count(*args: Any) -> None:
         statements.append(args[2])
@@ -121,6 +139,7 @@ async def test_a_save_is_one_statement_on_postgresql_and_loses_whole(db: Databas
         sa.event.remove(db.engine.sync_engine, "before_cursor_execute", count)
     if db.engine.dialect.name == "postgresql":  # the SDK's path elsewhere: four statements
         assert len(statements) == 2, statements
+        assert simple == [], simple  # no BEGIN or COMMIT around them: one round trip a save
     with pytest.raises(ConcurrentTaskModificationError):  # a second first save loses
         await _save(store, _task("t1", TaskState.TASK_STATE_FAILED), TaskVersion.MISSING)
     with pytest.raises(ConcurrentTaskModificationError):  # so does a stale one

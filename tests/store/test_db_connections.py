@@ -199,3 +199,56 @@ async def test_postgresql_reads_open_no_transaction(tmp_path: Path) -> None:
                 assert last == first  # one transaction
         finally:
             await db.close()
+
+
+async def test_atomic_writes_and_context_locks_open_no_transaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Database.atomic and ContextLock send no BEGIN/COMMIT on PostgreSQL (one round trip a
+    # statement); the lock still makes a second holder of the same context wait
+    import os
+
+    import asyncpg.connection
+
+    from smartctx.bench.serve_procs import postgres_answers, throwaway_database
+    from smartctx.store.context_lock import ContextLock
+
+    url = os.environ.get("SMARTCTX_TEST_POSTGRES_URL", "")
+    admin = url.rsplit("/", 1)[0] + "/postgres" if url else ""
+    if not admin or not await postgres_answers(admin):
+        pytest.skip("SMARTCTX_TEST_POSTGRES_URL is unset or PostgreSQL does not answer")
+    simple: list[str] = []
+    execute = asyncpg.connection.Connection.execute
+
+    async def spy(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
+        simple.append(query)
+        return await execute(self, query, *args, **kwargs)
+
+    async with throwaway_database("postgresql", tmp_path, admin) as db_url:
+        db = Database(db_url)
+        try:
+            async with db.session() as s:
+                await s.execute(text("CREATE TABLE t (id int PRIMARY KEY)"))
+            monkeypatch.setattr(asyncpg.connection.Connection, "execute", spy)
+            async with db.atomic() as s:
+                await s.execute(text("INSERT INTO t VALUES (1)"))
+            lock, order = ContextLock(db), []
+
+            async def hold(name: str, seconds: float) -> None:
+                async with lock("ann", "ctx"):
+                    order.append(f"{name} in")
+                    await asyncio.sleep(seconds)
+                    order.append(f"{name} out")
+
+            first = asyncio.create_task(hold("a", 0.2))
+            await asyncio.sleep(0.05)
+            await asyncio.gather(first, hold("b", 0))
+            async with lock("ann", "other"), lock("bob", "ctx"):  # other keys do not wait
+                pass
+            assert order == ["a in", "a out", "b in", "b out"]
+            assert not [q for q in simple if "BEGIN" in q or "COMMIT" in q], simple
+            monkeypatch.undo()
+            async with db.read() as s:
+                assert (await s.execute(text("SELECT count(*) FROM t"))).scalar_one() == 1
+        finally:
+            await db.close()

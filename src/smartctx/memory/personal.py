@@ -26,9 +26,11 @@ from smartctx.memory import sync as sync_mod
 from smartctx.memory.compaction import CompactionReport, Compactor
 from smartctx.memory.forget import Forgetter, ItemForgetter
 from smartctx.memory.pairs import PairIn
+from smartctx.memory.read_cache import StampedReads
 from smartctx.memory.repository import (
     audit_view,
     bump,
+    current_stamp,
     current_version,
     cursor_str,
     pair_view,
@@ -81,6 +83,8 @@ class PersonalMemory:
         self.vault = SecretVault.from_settings(self.settings)
         self.forgetters: list[Forgetter] = list(forgetters)
         self.item_forgetters: list[ItemForgetter] = list(item_forgetters)
+        self.reads = StampedReads()
+        """What :meth:`everything` read, per owner state (see :mod:`smartctx.memory.read_cache`)."""
 
     def add_forgetter(self, forgetter: Forgetter, *, first: bool = False) -> None:
         """Register another store to empty on ``forget_owner`` (window log, KB, A2A tasks);
@@ -123,21 +127,27 @@ class PersonalMemory:
                     s, owner, [pair], now=now, seq=seq, vault=self.vault
                 )
             row = await s.get(PairRow, (owner, pair.id))
-            return {
+            view = pair_view(row) if row else None
+            out = {
                 "stored": bool(result.stored),
-                "pair": pair_view(row) if row else None,
+                "pair": view,
                 "profile_candidates": [candidate_view(i) for i in result.items],
                 "cursor": cursor_str(seq),
                 "version": version_str(seq),
             }
+        if result.stored and view is not None:  # committed: what this process keeps moves on
+            self.reads.added_pair(owner, seq - 1, seq, view, profile_changed=bool(result.items))
+        return out
 
     async def delete_pair(self, owner: str, pair_id: str) -> dict[str, Any]:
         """Delete a pair and recompute/revert everything that rested on it (audited)."""
         check_owner(owner)
         async with self.db.session() as s:
-            return await revert.revert_pair(
+            detail = await revert.revert_pair(
                 s, owner, pair_id, compactor=self.compactor, now=self.clock.now()
             )
+        self.reads.drop(owner)
+        return detail
 
     async def pairs(
         self, owner: str, *, session_id: str | None = None, limit: int = 50
@@ -168,16 +178,26 @@ class PersonalMemory:
     ) -> dict[str, Any]:
         """What :meth:`pairs`, :meth:`summaries`, confirmed :meth:`profile` items and
         :meth:`sync_state` return, read in one session (a served turn's memory snapshot):
-        ``{"pairs", "summaries", "profile", "sync"}``."""
+        ``{"pairs", "summaries", "profile", "sync"}``.
+
+        Kept per owner state (:mod:`smartctx.memory.read_cache`): while nothing was written
+        since, this is one read of the owner's stamp. The lists are shared: do not change them.
+        """
         check_owner(owner)
+        key = (session_id, pair_limit)
         async with self.db.read() as s:
-            n = await current_version(s, owner)
-            return {
-                "pairs": await _pairs(s, owner, session_id, pair_limit),
-                "summaries": await _summaries(s, owner),
-                "profile": await _profile(s, owner, "confirmed"),
-                "sync": {"cursor": cursor_str(n), "version": version_str(n)},
-            }
+            stamp = await current_stamp(s, owner)
+            stored = self.reads.get(owner, key, stamp)
+            if stored is None:
+                stored = {
+                    "pairs": await _pairs(s, owner, session_id, pair_limit),
+                    "summaries": await _summaries(s, owner),
+                    "profile": await _profile(s, owner, "confirmed"),
+                }
+                if await current_stamp(s, owner) == stamp:  # no write landed in between
+                    self.reads.put(owner, key, stamp, stored)
+        n = stamp[0]
+        return {**stored, "sync": {"cursor": cursor_str(n), "version": version_str(n)}}
 
     async def accept(
         self,
@@ -320,6 +340,7 @@ class PersonalMemory:
         async with self.db.session() as s:
             counts: dict[str, Any] = await forget.forget_owner(s, owner)
             await forget_jobs.begin(s, owner, self.clock.now())
+        self.reads.drop(owner)  # no forgotten text stays in this process either
         failed: list[str] = []
         for forgetter in self.forgetters:
             try:
@@ -370,6 +391,7 @@ class PersonalMemory:
             detail = await forget.forget_item(
                 s, owner, kind, item_id, compactor=self.compactor, now=self.clock.now()
             )
+        self.reads.drop(owner)
         if described is not None and self.item_forgetters:
             copies: dict[str, Any] = {}
             for forgetter in self.item_forgetters:

@@ -7,6 +7,7 @@ every query filters by that owner. Nothing here commits.
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -82,6 +83,17 @@ async def current_version(session: AsyncSession, owner: str) -> int:
     return int(value or 0)
 
 
+async def current_stamp(session: AsyncSession, owner: str) -> tuple[int, str | None]:
+    """``(version, epoch)`` of the owner: one state, even across a forget (which restarts the
+    counter under a new epoch); ``(0, None)`` for an owner never written."""
+    row = (
+        await session.execute(
+            select(SyncStateRow.version, SyncStateRow.epoch).where(SyncStateRow.owner == owner)
+        )
+    ).one_or_none()
+    return (0, None) if row is None else (int(row[0] or 0), row[1])
+
+
 async def bump(session: AsyncSession, owner: str) -> int:
     """Increment the owner's change counter atomically and return the new value."""
     new = await session.scalar(
@@ -91,7 +103,9 @@ async def bump(session: AsyncSession, owner: str) -> int:
         .returning(SyncStateRow.version)
     )
     if new is None:
-        await session.execute(insert(SyncStateRow).values(owner=owner, version=1))
+        await session.execute(
+            insert(SyncStateRow).values(owner=owner, version=1, epoch=uuid.uuid4().hex)
+        )
         return 1
     return int(new)
 

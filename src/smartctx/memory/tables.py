@@ -159,6 +159,9 @@ class SyncStateRow(Base):
 
     owner: Mapped[str] = mapped_column(String(128), primary_key=True)
     version: Mapped[int] = mapped_column(Integer, default=0)
+    epoch: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    """A random token set when the row is made: a forget deletes the row and the counter starts
+    again, so ``(version, epoch)``, not the version alone, names one state of the owner."""
 
 
 class TombstoneRow(Base):

@@ -94,7 +94,7 @@ class DeliveryLog:
             "task_id": task_id,
             "created_at": self.clock.now(),
         }
-        async with self.db.session() as session:
+        async with self.db.atomic() as session:
             await session.execute(statement, values)
 
 

@@ -111,13 +111,16 @@ def task_models() -> TaskModels:
 class ClusterTaskStore(VersionedDatabaseTaskStore):
     """``VersionedDatabaseTaskStore`` on our tables (see the module docstring).
 
-    On PostgreSQL a save is one statement: the SDK's compare-and-swap of the version row, the
-    task row and the event, each a data-modifying ``WITH`` clause of one query in one
-    transaction (the SDK runs an ``UPDATE``, the ORM's ``SELECT`` then ``INSERT``/``UPDATE`` of
-    the task, and an ``INSERT``: four round trips, four saves a turn). The semantics are the
-    SDK's: the version moves from ``prev_version`` to the next or the save raises
-    :class:`ConcurrentTaskModificationError` and writes nothing (the transaction rolls back); a
-    first save inserts version 1 and loses to a concurrent first save on the version row's key.
+    On PostgreSQL a save is one statement and one round trip: the SDK's compare-and-swap of the
+    version row, the task row and the event, each a data-modifying ``WITH`` clause of one query
+    (the SDK runs an ``UPDATE``, the ORM's ``SELECT`` then ``INSERT``/``UPDATE`` of the task, and
+    an ``INSERT`` in a transaction: six round trips, four saves a turn). The task row and the
+    event are selected from the moved version row, so a compare-and-swap that moves nothing
+    writes nothing, and the statement, atomic on its own, needs no transaction around it
+    (:meth:`Database.atomic`). The semantics are the SDK's: the version moves from
+    ``prev_version`` to the next or the save raises :class:`ConcurrentTaskModificationError`
+    and writes nothing; a first save inserts version 1 and loses to a concurrent first save on
+    the version row's key.
     A cancel (which locks and reads the stored task first) takes the SDK's own path.
     """
 
@@ -149,7 +152,7 @@ class ClusterTaskStore(VersionedDatabaseTaskStore):
         if event is not None:
             values["e_data"] = to_stream_response(event).SerializeToString()
         try:
-            async with self._db.async_session_maker.begin() as session:
+            async with self._smartctx_db.atomic() as session:
                 moved = (await session.execute(statement, values)).scalar_one()
                 if not moved:
                     raise ConcurrentTaskModificationError(task.id)
@@ -208,18 +211,35 @@ class ClusterTaskStore(VersionedDatabaseTaskStore):
                 .values(version=sa.bindparam("v_new"))
             )
         moved = version.returning(versions.c.version).cte("moved")
-        insert = pg_insert(tasks).values({name: sa.bindparam(f"t_{name}") for name, _ in columns})
+        # Each write selects its values from the moved row: no row, nothing written (a
+        # data-modifying WITH clause runs to completion whether or not the main query reads it,
+        # but an INSERT ... SELECT of no rows inserts none). The bound values carry the
+        # columns' types, so they are cast as in a VALUES list.
+        task_values = [
+            sa.bindparam(f"t_{name}", type_=tasks.c[name].type).label(name) for name, _ in columns
+        ]
+        insert = pg_insert(tasks).from_select(
+            [name for name, _ in columns], sa.select(*task_values).select_from(moved)
+        )
         writes = [_upsert_row(insert, tasks, columns).returning(tasks.c.id).cte("task_row")]
         if with_event:
-            logged = sa.insert(events).values(
-                task_id=task_id,
-                owner=owner,
-                task_version=sa.bindparam("v_new"),
-                event_data=sa.bindparam("e_data"),
+            event_values = {
+                "task_id": task_id,
+                "owner": owner,
+                "task_version": sa.bindparam("v_new"),
+                "event_data": sa.bindparam("e_data"),
+            }
+            logged = sa.insert(events).from_select(
+                list(event_values),
+                sa.select(
+                    *(
+                        sa.type_coerce(value, events.c[name].type).label(name)
+                        for name, value in event_values.items()
+                    )
+                ).select_from(moved),
             )
             writes.append(logged.returning(events.c.seq).cte("event_row"))
-        # Data-modifying WITH clauses run once, to completion, whether or not the main query
-        # reads them (PostgreSQL); add_cte renders them although nothing selects from them.
+        # add_cte renders the writes although nothing selects from them.
         statement = sa.select(sa.func.count()).select_from(moved).add_cte(*writes)
         self._statements[key] = (statement, columns)
         return statement, columns
@@ -283,7 +303,7 @@ class ReadingTaskStore(DatabaseTaskStore):
         row = self._to_orm(task, self.owner_resolver(context))
         statement, columns = self._upsert()
         values = {name: getattr(row, key) for name, key in columns}
-        async with self._db.session() as session:
+        async with self._db.atomic() as session:  # one statement: no BEGIN and COMMIT around it
             await session.execute(statement, values)
 
     def _upsert(self) -> tuple[Any, list[tuple[str, str]]]:

@@ -8,7 +8,8 @@ wrote. The lock is a session-level advisory lock on a connection held for the bl
 explicitly (and by PostgreSQL if the process dies). On SQLite the block runs unlocked: one
 process serialises its own turns, and the version check still guards against a second process.
 
-Cost: one pooled connection and two statements per locked block on PostgreSQL; none on SQLite.
+Cost: one pooled connection and two statements (two round trips: the connection is in autocommit,
+so neither opens a transaction) per locked block on PostgreSQL; none on SQLite.
 """
 
 from __future__ import annotations
@@ -43,11 +44,9 @@ class ContextLock:
             yield
             return
         key = {"key": lock_key(owner, context_id)}
-        async with self.db.engine.connect() as conn:
+        async with self.db.reader.connect() as conn:  # autocommit: no BEGIN/COMMIT around them
             await conn.execute(_LOCK, key)
-            await conn.commit()
             try:
                 yield
             finally:
                 await conn.execute(_UNLOCK, key)
-                await conn.commit()

@@ -187,6 +187,16 @@ class Database:
             lock.release()
 
     @asynccontextmanager
+    async def atomic(self) -> AsyncIterator[AsyncSession]:
+        """A session for one write statement that stands alone (an upsert, a compare-and-swap
+        written as one statement): no transaction is opened around it, so on PostgreSQL it is
+        one round trip, not BEGIN, the statement and COMMIT. Each statement commits on its own:
+        never run two in it that must stand or fall together. On SQLite it takes this process's
+        write turn first (see :meth:`writing`)."""
+        async with self.writing(), self._reads() as session:
+            yield session
+
+    @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
         """A session for reads that need no snapshot across their statements (never write in it).
 

@@ -1,0 +1,73 @@
+"""What a process read of an owner's memory, kept for as long as the owner's state is unchanged.
+
+Every write to an owner's personal memory bumps the owner's change counter, and a forget, which
+restarts the counter, gives it a new epoch (:func:`smartctx.memory.repository.current_stamp`), so
+``(version, epoch)`` names one state of the owner across replicas. A served turn reads the same
+pairs, summaries and profile as the turn before unless something was written in between;
+:class:`StampedReads` keeps those reads under the stamp they were read at. A reader checks the
+current stamp (one indexed read) and reuses what it kept for it; a write made by this process
+advances the entries it can update in place (a new pair) and drops the rest.
+
+Only reads made between two equal stamps are kept (:meth:`PersonalMemory.everything` reads the
+stamp before and after), so a write landing in the middle never leaves a mixed state behind.
+Kept values are shared: callers must not change them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+Stamp = tuple[int, "str | None"]
+MAX_OWNERS = 512
+"""Owners whose reads a process keeps (least recently used first out)."""
+
+
+class StampedReads:
+    """Per owner, ``{key: (stamp, value)}``; ``key`` is the reader's own (its arguments)."""
+
+    def __init__(self, max_owners: int = MAX_OWNERS) -> None:
+        self.max_owners = max_owners
+        self._owners: OrderedDict[str, dict[Any, tuple[Stamp, dict[str, Any]]]] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, owner: str, key: Any, stamp: Stamp) -> dict[str, Any] | None:
+        """The value kept for ``key`` at ``stamp``, or None."""
+        entries = self._owners.get(owner)
+        found = entries.get(key) if entries is not None else None
+        if found is None or found[0] != stamp:
+            self.misses += 1
+            return None
+        self._owners.move_to_end(owner)
+        self.hits += 1
+        return found[1]
+
+    def put(self, owner: str, key: Any, stamp: Stamp, value: dict[str, Any]) -> None:
+        self._owners.setdefault(owner, {})[key] = (stamp, value)
+        self._owners.move_to_end(owner)
+        while len(self._owners) > self.max_owners:
+            self._owners.popitem(last=False)
+
+    def added_pair(
+        self, owner: str, before: int, after: int, pair: dict[str, Any], *, profile_changed: bool
+    ) -> None:
+        """This process moved ``owner`` from version ``before`` to ``after`` by storing ``pair``
+        (a pair view): entries read at ``before`` gain the pair (when their session filter takes
+        it, keeping their limit) and move to ``after``; the others, and every entry when the
+        profile changed, are dropped."""
+        entries = self._owners.get(owner)
+        if not entries:
+            return
+        for key, (stamp, value) in list(entries.items()):
+            if profile_changed or stamp[0] != before or not isinstance(key, tuple):
+                del entries[key]
+                continue
+            session_id, limit = key
+            pairs = value["pairs"]
+            if session_id is None or session_id == pair.get("session_id"):
+                pairs = [*pairs, pair][-limit:] if limit > 0 else []
+            entries[key] = ((after, stamp[1]), {**value, "pairs": pairs})
+
+    def drop(self, owner: str) -> None:
+        self._owners.pop(owner, None)
