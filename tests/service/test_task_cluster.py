@@ -294,3 +294,71 @@ async def test_the_plain_store_saves_reads_and_overwrites_a_task_per_owner(db: D
     assert dict(stored.metadata) == {"note": "done"}
     assert await store.get("p1", _as("bob")) is None
     assert await _count(db, "a2a_tasks", id="p1") == 1
+
+
+@pytest.mark.parametrize("cluster", [True, False])
+async def test_a_new_task_is_missing_without_a_query_until_a_save_starts(
+    db: Database, cluster: bool
+) -> None:
+    from a2a.server.id_generator import IDGeneratorContext
+
+    stores = build_task_stores(db, cluster=cluster)
+    statements: list[str] = []
+
+    def count(*args: Any) -> None:
+        statements.append(args[2])
+
+    async def read(task_id: str) -> Task | None:
+        if isinstance(stores.store, ClusterTaskStore):
+            found = await stores.store.get(task_id, _as("ann"))
+            return None if found is None else found.task
+        return await stores.store.get(task_id, _as("ann"))
+
+    new = stores.fresh.generate(IDGeneratorContext())
+    sa.event.listen(db.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        assert await read(new) is None and statements == []  # the SDK's reads before a save
+        assert await read("named-by-a-client") is None and len(statements) == 1
+        task = _task(new, TaskState.TASK_STATE_SUBMITTED)
+        if isinstance(stores.store, ClusterTaskStore):
+            await _save(stores.store, task, TaskVersion.MISSING)
+        else:
+            await stores.store.save(task, _as("ann"))
+        stored = await read(new)  # read from the database from the first save on
+    finally:
+        sa.event.remove(db.engine.sync_engine, "before_cursor_execute", count)
+    assert stored is not None and stored.status.state == TaskState.TASK_STATE_SUBMITTED
+    assert not stores.fresh.unsaved(new)
+
+
+async def test_a_served_turn_never_reads_its_new_task_and_the_task_is_there_after(
+    db: Database, hashing_kb: KnowledgeBase
+) -> None:
+    # the served stores: the plain one on SQLite, the cluster one on PostgreSQL
+    settings = Settings(database_url=db.url)
+    handle = await serve_async(
+        settings, host="127.0.0.1", port=0, embedder=HashingEmbedder(), kb=hashing_kb
+    )
+    reads: list[str] = []
+
+    def count(*args: Any) -> None:
+        if "FROM a2a_tasks" in args[2]:
+            reads.append(args[2])
+
+    engine = handle.app.db.engine.sync_engine
+    try:
+        async with SmartctxClient(handle.url, owner="ann") as ann:
+            sa.event.listen(engine, "before_cursor_execute", count)
+            try:
+                reply = await ann.send("How many vacation days do I get?")
+            finally:
+                sa.event.remove(engine, "before_cursor_execute", count)
+        assert reads == [] and reply.state == "completed"
+        async with httpx.AsyncClient(
+            base_url=handle.url, headers={"X-Smartctx-Owner": "ann", "A2A-Version": "1.0"}
+        ) as http:
+            body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": reply.task_id}}
+            task = (await http.post("/", json=body)).json()["result"]
+        assert task["id"] == reply.task_id and task["status"]["state"] == "TASK_STATE_COMPLETED"
+    finally:
+        await handle.stop()

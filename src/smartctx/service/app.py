@@ -51,6 +51,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from a2a.server.agent_execution import SimpleRequestContextBuilder
 from a2a.server.routes import (
     add_a2a_routes_to_fastapi,
     create_agent_card_routes,
@@ -324,6 +325,10 @@ def create_app(
         deliveries=DeliveryLog(db, clock=clock),
         validate_input_modes=True,
         event_stream=tasks.events,
+        # new task ids that the stores know are unsaved: no query reads them (.fresh_tasks)
+        request_context_builder=SimpleRequestContextBuilder(
+            should_populate_referred_tasks=False, task_store=None, task_id_generator=tasks.fresh
+        ),
     )
     holder: list[ServiceApp] = []
     api = FastAPI(

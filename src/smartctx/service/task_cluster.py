@@ -67,6 +67,7 @@ from sqlalchemy.orm import DeclarativeBase
 
 from smartctx.memory.forget import ForgottenItem
 from smartctx.service.delivery import INTERRUPTED_TEXT, UNFINISHED
+from smartctx.service.fresh_tasks import FreshTaskIds
 from smartctx.service.owner import OwnerUser
 from smartctx.store.db import Database
 
@@ -124,8 +125,9 @@ class ClusterTaskStore(VersionedDatabaseTaskStore):
     A cancel (which locks and reads the stored task first) takes the SDK's own path.
     """
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, fresh: FreshTaskIds | None = None) -> None:
         super().__init__(db.engine, create_table=False)
+        self.fresh = fresh or FreshTaskIds()
         models = task_models()
         self.as_task_store.task_model = models.task  # type: ignore[attr-defined]
         self._event_model = models.event
@@ -137,6 +139,7 @@ class ClusterTaskStore(VersionedDatabaseTaskStore):
     async def _save_once(
         self, task: Task, *, event: Any, prev_version: TaskVersion, owner: str
     ) -> TaskVersion:
+        self.fresh.saving(task.id)
         if not self._one_statement or task.status.state == TaskState.TASK_STATE_CANCELED:
             return await super()._save_once(
                 task, event=event, prev_version=prev_version, owner=owner
@@ -165,7 +168,10 @@ class ClusterTaskStore(VersionedDatabaseTaskStore):
     async def _get_once(self, task_id: str, owner: str) -> StoredTask | None:
         """The SDK's read of a task with its version (one outer-joined SELECT), through
         :meth:`Database.read`: no transaction, so one round trip on PostgreSQL (the SDK's session
-        adds a BEGIN and a ROLLBACK; the SDK reads a task three times a turn)."""
+        adds a BEGIN and a ROLLBACK; the SDK reads a task three times a turn). A new task that
+        no save has reached yet is missing without a query (:mod:`.fresh_tasks`)."""
+        if self.fresh.unsaved(task_id):
+            return None
         task_model = self.as_task_store.task_model  # type: ignore[attr-defined]
         versions = self._version_model
         query = (
@@ -261,6 +267,8 @@ class TaskStores:
     store: DatabaseTaskStore | ClusterTaskStore
     table: DatabaseTaskStore
     events: ClusterEventStream | None
+    fresh: FreshTaskIds
+    """The task id generator to give the request handler (see :mod:`.fresh_tasks`)."""
 
     @property
     def cluster(self) -> bool:
@@ -269,13 +277,14 @@ class TaskStores:
 
 def build_task_stores(db: Database, *, cluster: bool) -> TaskStores:
     """The task store and event stream for ``db`` (no I/O; see the module docstring)."""
+    fresh = FreshTaskIds()
     if cluster:
-        store = ClusterTaskStore(db)
+        store = ClusterTaskStore(db, fresh)
         table: Any = store.as_task_store
-        return TaskStores(store=store, table=table, events=ClusterEventStream(db))
-    plain = ReadingTaskStore(db)
+        return TaskStores(store=store, table=table, events=ClusterEventStream(db), fresh=fresh)
+    plain = ReadingTaskStore(db, fresh)
     plain.task_model = task_models().task
-    return TaskStores(store=plain, table=plain, events=None)
+    return TaskStores(store=plain, table=plain, events=None, fresh=fresh)
 
 
 class ReadingTaskStore(DatabaseTaskStore):
@@ -288,12 +297,14 @@ class ReadingTaskStore(DatabaseTaskStore):
     unchanged.
     """
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, fresh: FreshTaskIds | None = None) -> None:
         super().__init__(db.engine, create_table=False)
         self._db = db
+        self.fresh = fresh or FreshTaskIds()
         self._upsert_statement: tuple[Any, list[tuple[str, str]]] | None = None
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
+        self.fresh.saving(task.id)
         if not self._db.is_sqlite:
             await super().save(task, context)
             return
@@ -317,6 +328,8 @@ class ReadingTaskStore(DatabaseTaskStore):
         return self._upsert_statement
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
+        if self.fresh.unsaved(task_id):  # a new task no save has reached (.fresh_tasks)
+            return None
         await self._ensure_initialized()
         owner = self.owner_resolver(context)
         model = self.task_model
