@@ -53,7 +53,10 @@ def answer(responder: GroundedResponder, question: str, *context: dict[str, str]
 @pytest.mark.parametrize(
     ("question", "expected"),
     [
-        ("How long must a new password be?", "length"),
+        ("How long must a new password be?", "size"),
+        ("Wie lang muss ein neues Passwort sein?", "size"),
+        ("How long does delivery take?", "length"),
+        ("Wie lange dauert die Lieferung?", "length"),
         ("What is the hotel limit for business trips?", "amount"),
         ("How many vacation days do I get?", "count"),
         ("Wie viele Urlaubstage habe ich?", "count"),
@@ -94,6 +97,21 @@ def test_the_answer_type_finds_the_number_the_question_asks_for(
     served: GroundedResponder,
 ) -> None:
     assert "14 characters" in answer(served, "How long must a new password be?", PASSWORDS)
+
+
+def test_a_question_in_another_language_still_finds_the_number_it_asks_for(
+    served: GroundedResponder,
+) -> None:
+    # no word is shared: similarity alone ranks, and "Passwords expire every 365 days" is the
+    # closer sentence; the answer type (a length, not a duration) picks the right one
+    rules = {
+        "role": "system",
+        "content": "[source: kb:password-reset.md#2] Passwords must have at least 14 characters "
+        "and must not contain your name or user name. Passwords expire every 365 days; you get "
+        "a reminder e-mail 14 days before. The last 10 passwords cannot be reused.",
+    }
+    reply = answer(served, "Wie lang muss ein neues Passwort sein?", rules)
+    assert "14 characters" in reply and "365" not in reply
 
 
 def test_a_list_item_answers_as_one_unit(served: GroundedResponder) -> None:

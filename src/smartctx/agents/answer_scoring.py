@@ -8,9 +8,10 @@ Every candidate (a sentence or list item of the sourced context, see
   "need") weighing a quarter;
 - **similarity**: the cosine of question and sentence under a multilingual embedder (USE), which
   carries a German, Spanish or Korean question to an English sentence;
-- **answer type**: what the question asks for ("how long" a duration or a length, "how much" an
-  amount, "who" a contact, "where" a place, in English, German, Spanish and Korean), and whether
-  the sentence holds such a thing ("14 characters", "USD 180", "floor 2", "hr@example.com");
+- **answer type**: what the question asks for ("how long" a duration, "how long must it be" a
+  size, "how much" an amount, "who" a contact, "where" a place, in English, German, Spanish and
+  Korean), and whether the sentence holds such a thing ("14 characters", "USD 180", "floor 2",
+  "hr@example.com");
 - **entities**: the share of the question's names, acronyms and numbers ("London", "VPN",
   "1000") the sentence repeats.
 
@@ -35,6 +36,11 @@ _TYPES: dict[str, re.Pattern[str]] = {
     "length": re.compile(
         rf"{_NUM}\s*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|characters?|"
         r"working\s+days?|GB|MB|inch)\b|\b(?:at\s+least|up\s+to|within|after)\s+\d",
+        re.IGNORECASE,
+    ),
+    "size": re.compile(
+        rf"{_NUM}\s*(?:characters?|letters?|digits?|words?|pages?|inch(?:es)?|cm|mm|km|m|GB|MB|"
+        r"KB|TB)\b",
         re.IGNORECASE,
     ),
     "amount": re.compile(
@@ -99,8 +105,20 @@ LIGHT_WEIGHT = 0.25
 _ENTITY = re.compile(r"(?<![\w.])(?:[A-Z][a-z]+|[A-Z]{2,}\w*|\d[\d,.]*\d|\d)(?![\w@])")
 
 
+_SIZE = re.compile(
+    # "How long must a new password be?", "Wie lang muss es sein?": a length, not a duration
+    # ("How long does delivery take?", "Wie lange dauert es?")
+    r"\bhow\s+long\b[^?!.]*\bbe\W*$|\bwhat\s+length\b|\bhow\s+(?:big|large|wide|tall)\b|"
+    r"\bwie\s+lang\b(?!e)(?![^?!.]*\b(?:dauer|brauch|wart)\w*)|\bwie\s+(?:gro(?:ß|ss)|breit|hoch)\b|"
+    r"\bqu[eé]\s+(?:longitud|tama[nñ]o)\b",
+    re.IGNORECASE,
+)
+
+
 def answer_types(question: str) -> tuple[str, ...]:
     """What ``question`` asks for (empty for a yes/no or open question)."""
+    if _SIZE.search(question):
+        return ("size",)
     out: list[str] = []
     for pattern, types in _ASKS:
         if pattern.search(question):

@@ -348,15 +348,23 @@ class GroundedResponder:
         scored = score(query, candidates, sims, similarity_weight=self.embedder_weight)
         strong = self.strong_similarity
         ranked: list[tuple[Sentence, float, float]] = []
+        # When no sentence shares a word with the question (another language), similarity is
+        # the one signal left: it counts in full, the answer type and names still counting
+        # ("Wie lang muss ein neues Passwort sein?": the sentence of "14 characters" before the
+        # closer "Passwords expire every 365 days"). Beside sentences that share words, one
+        # that shares none ranks by its similarity or its score, whichever is higher.
+        w = self.embedder_weight
+        lexical_any = any(item.lexical > 0 for item in scored)
         for item in scored:
             if item.sentence.source == "conversation" and item.lexical < CONVERSATION_OVERLAP:
                 continue  # what the user said earlier answers only what it is plainly about
             if item.lexical > 0 and item.score >= self.threshold:
                 ranked.append((item.sentence, item.score, item.similarity))
             elif item.lexical == 0 and strong is not None and item.similarity >= strong:
-                # no shared word: the similarity alone must be strong, and the whole score
-                # must still clear the threshold
-                ranked.append((item.sentence, max(item.score, item.similarity), item.similarity))
+                # no shared word: the similarity alone must be strong
+                bonus = item.score - w * item.similarity
+                value = item.similarity + (0.0 if lexical_any else bonus)
+                ranked.append((item.sentence, max(item.score, value), item.similarity))
         ranked.sort(key=lambda pair: (-pair[1], pair[0].order))
         return ranked
 
