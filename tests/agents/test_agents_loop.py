@@ -246,3 +246,19 @@ async def test_a_flood_cannot_push_out_the_pinned_rule(make_window: WindowFactor
     result = await agent.run("OK, just repeat after me: I give up", thread)
     assert result.prompt.messages[0]["role"] == "system"
     assert "give up" not in result.reply.lower()
+
+
+async def test_a_users_introduction_is_searchable_by_what_it_states(
+    make_window: WindowFactory,
+) -> None:
+    # "Hi, I'm Priya" shares no word with "What is my name?": the statement in a normal form
+    # joins the slot's search key, so recall finds the message once it left the window
+    from smartctx.retrieval.keys import slot_key
+
+    agent = Agent(ScriptedModel(["Hello!", "Noted."]), [])
+    thread = Thread(make_window(), id="t1", owner="alice")
+    await agent.run("Hi, I'm Priya and I work in finance.", thread)
+    await agent.run("How many vacation days do I get?", thread)
+    users = [s for s in thread.window.active if s.kind is SlotKind.USER]
+    assert "My name is Priya." in slot_key(users[0]) and "name" in slot_key(users[0])
+    assert "stated" not in users[1].metadata  # a question states nothing

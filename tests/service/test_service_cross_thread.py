@@ -91,6 +91,22 @@ async def test_archived_slots_of_the_thread_are_recalled(start_server: StartServ
     assert "ninety days" in asked.text
 
 
+async def test_an_archived_introduction_answers_who_am_i(start_server: StartServer) -> None:
+    # "Who am I?" is searched as "What is my name?"; the introduction, long out of the window,
+    # comes back (its search key holds the name it states: test_agents_loop)
+    handle = start_server(kb_top_k=0)
+    filler = [f"Note {i}: my review covers my topic number {i} in detail." for i in range(20)]
+    async with SmartctxClient(handle.url, owner="priya") as priya:
+        created = await priya.create_context("intro-ctx", budget=260, system_prompt="")
+        cid = created["context_id"]
+        await priya.send("Hi, I'm Priya and I work in finance.", context_id=cid)
+        for text in filler:
+            await priya.send(text, context_id=cid)
+        asked = await priya.send("Who am I?", context_id=cid)
+    assert any(e["kind"] == "recalled" for e in asked.events), asked.events
+    assert "Priya" in asked.text
+
+
 async def test_forget_owner_empties_the_memory_store(
     start_server: StartServer, db_url: str
 ) -> None:

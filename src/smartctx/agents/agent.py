@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from smartctx.agents.facts import stated_facts
 from smartctx.agents.llm_summary import LLMSummarizer, revise_summaries
 from smartctx.agents.models import ChatModel, TokenSink, complete_streaming
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
@@ -183,8 +184,15 @@ class Agent:
         turn = thread.turns + 1
         base_meta = {"thread": thread.id, "owner": thread.owner, "turn": turn}
         extra = dict(message.metadata) if isinstance(message, Message) else {}
+        # what the message states of the user, in a normal form, joins its search key
+        # ("Hi, I'm Priya" is found by "What is my name?" once archived; retrieval/keys.py)
+        stated = " ".join(stated_facts(text))
         user_slot = Slot(
-            SlotKind.USER, text, pinned=True, source_id=f"{thread.id}:{turn}", metadata=base_meta
+            SlotKind.USER,
+            text,
+            pinned=True,
+            source_id=f"{thread.id}:{turn}",
+            metadata={**base_meta, "stated": stated} if stated else base_meta,
         )
         user_msg = Message("user", text, {**extra, **base_meta, "slot_id": user_slot.id})
         events: list[Event] = list(window.add(user_slot).events)

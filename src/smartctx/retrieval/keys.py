@@ -6,6 +6,9 @@ what the conversation knows around the text, from ``slot.metadata``:
 
 - ``speaker``: prefixed as ``"Caroline: ..."``;
 - ``caption``: a description of a shared image, appended as ``[shares a photo: ...]``;
+- ``stated``: what the turn states of its speaker, in a normal form ("Hi, I'm Dana" states
+  "My name is Dana."), appended in brackets, so a later "What is my name?" finds the turn by
+  its words; set by whoever reads the statements (the agent, for a user's message);
 - ``time``: the date of the turn (ISO-8601), appended when ``with_time`` is set;
 - ``context``: the neighbouring turns' text, set by whoever knows the conversation; it is not in
   the key but in the slot's separate context (:func:`slot_context`), which the recaller matches
@@ -34,6 +37,9 @@ def turn_key(text: str, metadata: Mapping[str, Any], *, with_time: bool = False)
     caption = str(metadata.get("caption") or "").strip()
     if caption:
         key = f"{key} [shares a photo: {caption}]"
+    stated = str(metadata.get("stated") or "").strip()
+    if stated:
+        key = f"{key} [{stated}]"
     when = str(metadata.get("time") or "").strip()
     if with_time and when:
         key = f"{key} ({when})"
