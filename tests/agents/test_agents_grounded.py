@@ -297,6 +297,25 @@ def test_who_am_i_is_answered_with_the_users_name(question: str) -> None:
     assert "Your name is Priya" in answer and "desk" not in answer and "Hi," not in answer
 
 
+@pytest.mark.parametrize("question", ["What do you know about me?", "Was weißt du über mich?"])
+def test_what_is_known_of_the_user_is_everything_they_stated(question: str) -> None:
+    messages = [
+        SYSTEM,
+        LEAVE,
+        user("Hi, my name is Priya and I work in finance."),
+        assistant("Hello! Noted."),
+        user("My desk is 4B."),
+        assistant("Noted."),
+        user("How many vacation days do I get?"),
+        assistant("25 days."),
+        user(question),
+    ]
+    answer = reply(messages)
+    assert answer.index("Your name is Priya") < answer.index("Your desk is 4B.")
+    assert "finance" in answer and "25 days" not in answer and "Hi," not in answer
+    assert NO_INFORMATION in reply([SYSTEM, LEAVE, user(question)])  # nothing stated yet
+
+
 def test_a_short_follow_up_that_names_something_else_is_not_answered_by_the_last_topic() -> None:
     hotels = {
         "role": "system",

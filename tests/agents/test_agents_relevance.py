@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from smartctx.agents.relevance import LEXICAL_ONLY, GatedRecaller, RelevanceGate, contextual_query
+from smartctx.agents.relevance import (
+    ABOUT_USER_QUESTION,
+    LEXICAL_ONLY,
+    GatedRecaller,
+    RelevanceGate,
+    asks_about_user,
+    contextual_query,
+    query_for,
+)
 from smartctx.core import HashingEmbedder, Slot, SlotKind
 
 
@@ -130,3 +138,25 @@ def test_a_question_of_who_the_user_is_searches_for_their_name() -> None:
 def test_a_question_of_who_the_user_is_is_not_read_with_the_exchange_before_it() -> None:
     # "What is my name?" alone: the question before it would steer the search away
     assert contextual_query("Who am I?", "Wie viele Urlaubstage habe ich?") == "What is my name?"
+
+
+def test_a_question_of_what_is_known_of_the_user_brings_back_their_statements() -> None:
+    stated = {"stated": "My name is Dana."}
+    slots = [
+        Slot(SlotKind.USER, "Hi, I'm Dana and I just joined the support team.", metadata=stated),
+        Slot(SlotKind.USER, "How many vacation days do I get?"),
+        Slot(SlotKind.AGENT, "Full-time employees have 25 days of paid annual leave."),
+        Slot(SlotKind.USER, "My desk is 4B.", metadata={"stated": "My desk is 4B."}),
+    ]
+    for question in (
+        "What do you know about me?",
+        "Tell me about myself",
+        "Was weißt du über mich?",
+    ):
+        assert asks_about_user(question)
+        query = contextual_query(question, "How many vacation days do I get?")
+        assert query == ABOUT_USER_QUESTION
+        ranked = GatedRecaller(InOrder(), RelevanceGate(None), top=8).rank(query, slots, 10)
+        assert [slot.text for slot, _ in ranked] == ["My desk is 4B.", slots[0].text]
+    assert not asks_about_user("What do you know about the VPN?")
+    assert query_for("Who am I?") == "What is my name?"

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from typing import Any
 
 import httpx
+import pytest
 
 from smartctx.agents.grounded import NO_INFORMATION
 from smartctx.service.client import SmartctxClient
@@ -105,6 +107,20 @@ async def test_an_archived_introduction_answers_who_am_i(start_server: StartServ
         asked = await priya.send("Who am I?", context_id=cid)
     assert any(e["kind"] == "recalled" for e in asked.events), asked.events
     assert "Priya" in asked.text
+
+
+@pytest.mark.parametrize("hooks", [[], None])  # long-term memory alone; with personal memory
+async def test_a_new_context_knows_who_the_user_is_and_what_they_said(
+    start_server: StartServer, hooks: list[Any] | None
+) -> None:
+    handle = start_server(kb_top_k=0, hooks=hooks)
+    async with SmartctxClient(handle.url, owner="priya") as priya:
+        first = await priya.send("Hi, I'm Priya and I work in finance.")
+        await priya.send("My desk is 4B.", context_id=first.context_id)
+        who = await priya.send("Who am I?")  # each in a new context
+        known = await priya.send("What do you know about me?")
+    assert "Your name is Priya" in who.text and "desk" not in who.text
+    assert "Your name is Priya" in known.text and "Your desk is 4B" in known.text
 
 
 async def test_forget_owner_empties_the_memory_store(

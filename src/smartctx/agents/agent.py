@@ -14,7 +14,7 @@ from smartctx.agents.facts import stated_facts
 from smartctx.agents.llm_summary import LLMSummarizer, revise_summaries
 from smartctx.agents.models import ChatModel, TokenSink, complete_streaming
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
-from smartctx.agents.relevance import contextual_query
+from smartctx.agents.relevance import contextual_query, query_for
 from smartctx.core import Event, InvalidInput, Slot, SlotKind, SlotState, SmartCtxError
 from smartctx.core.slots import new_id
 
@@ -208,7 +208,7 @@ class Agent:
                     errors.append(provider.name)
                     events += window.add(_failure_slot(provider, "slot", exc)).events
             previous = next((m.text for m in reversed(thread.messages) if m.role == "user"), None)
-            query = text if evidence else contextual_query(text, previous)
+            query = query_for(text) if evidence else contextual_query(text, previous)
             prompt = window.assemble(query=query)
             events += prompt.events
             reply = await complete_streaming(

@@ -18,7 +18,12 @@ from smartctx.agents.knowledge import Sentence, current_retrieval, extract_knowl
 from smartctx.agents.language import LEAD_INS, detect_language, small_talk
 from smartctx.agents.language import NO_INFORMATION as LANG_NO_INFORMATION
 from smartctx.agents.models import ChatMessages, copy_messages
-from smartctx.agents.relevance import contextual_query, query_for, topic_words
+from smartctx.agents.relevance import (
+    ABOUT_USER_QUESTION,
+    contextual_query,
+    query_for,
+    topic_words,
+)
 from smartctx.agents.rules import (
     contains_phrase,
     forbidden_phrases,
@@ -66,6 +71,10 @@ def asks_own_words(question: str) -> bool:
     then the user's own statements answer it, not a document that shares its words."""
     return _OWN_WORDS.search(question) is not None
 
+
+ABOUT_USER_MAX = 5
+"""Statements said back at most to "What do you know about me?"."""
+_NAME = re.compile(r"^my name is\b", re.IGNORECASE)
 
 CONVERSATION_OVERLAP = 0.5
 """Word overlap an earlier user statement needs to answer ("The hotel wifi blocks my VPN" does
@@ -276,7 +285,10 @@ class GroundedResponder:
                 if not named
                 or any(t in item[0].tokens or derived_in(t, item[0].tokens) for t in named)
             ]
-        if searched != query:
+        if searched == ABOUT_USER_QUESTION:
+            # "What do you know about me?": what the user stated of themselves, each once
+            ranked = self._about_user(sentences)
+        elif searched != query:
             # "Who am I?": only what the user said of themselves answers it ("Passwords must
             # not contain your name" does not)
             ranked = [item for item in ranked if item[0].personal]
@@ -285,6 +297,8 @@ class GroundedResponder:
                 return ""
             other = LANG_NO_INFORMATION.get(lang)
             return f"{other} ({NO_INFORMATION})" if other else NO_INFORMATION
+        if searched == ABOUT_USER_QUESTION:
+            return self._say([item[0] for item in ranked], lang)
         top, best, best_similarity = ranked[0]
         # The same fact often reaches the prompt twice (a memory item and a remembered pair):
         # say it once, from its best-ranked source. A sentence from another document must also
@@ -308,6 +322,25 @@ class GroundedResponder:
         # the best sentence's source first; within a source, the document's own order
         first = {s.source: n for n, s in reversed(list(enumerate(chosen)))}
         chosen.sort(key=lambda s: (first[s.source], s.order))
+        return self._say(chosen, lang)
+
+    @staticmethod
+    def _about_user(sentences: Sequence[Sentence]) -> list[tuple[Sentence, float, float]]:
+        """What the user stated of themselves, each once (the latest wording), the name first,
+        then in the order said; at most :data:`ABOUT_USER_MAX`."""
+        latest: dict[str, Sentence] = {}
+        for sentence in sentences:
+            if sentence.personal:
+                key = " ".join(sorted(sentence.tokens))
+                latest.pop(key, None)
+                latest[key] = sentence
+        said = sorted(latest.values(), key=lambda s: (not _NAME.match(s.text), s.order))
+        return [(s, 1.0, 1.0) for s in said[:ABOUT_USER_MAX]]
+
+    @staticmethod
+    def _say(chosen: Sequence[Sentence], lang: str) -> str:
+        """``chosen`` as the reply: the user's statements in the second person, each source
+        cited after its sentences, a lead-in in the question's language when it differs."""
         parts: list[str] = []
         for i, sentence in enumerate(chosen):
             text = (

@@ -173,6 +173,10 @@ def _piece_sentences(
     else:
         return ()
     body = _EXCHANGE.sub(lambda m: m.group("user") + " ", body)
+    if source.startswith(("mem:", "pair:")):
+        # a remembered self-introduction answers "What is my name?" as the current one does
+        named = name_fact(body)
+        body = f"{named} {body}" if named else body
     context = frozenset(analyze(body))
     personal = _personal_source(source)
     remembered = source.startswith(("mem:", "pair:"))

@@ -15,7 +15,7 @@ from smartctx.agents.facts import fact_attribute, stated_facts
 from smartctx.agents.llm_memory import LLMConsolidator
 from smartctx.agents.memory_store import InMemoryMemoryStore, MemoryItem, MemoryStore
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
-from smartctx.agents.relevance import RelevanceGate
+from smartctx.agents.relevance import ABOUT_USER_QUESTION, RelevanceGate, query_for
 from smartctx.agents.rules import compact
 from smartctx.agents.text import is_question
 from smartctx.core import Embedder, InvalidInput, Slot, SlotKind
@@ -330,6 +330,21 @@ class LongTermMemoryProvider(ContextProvider):
         out.sort(key=lambda pair: (-pair[1], pair[0].kind != "fact", pair[0].seq))
         return out[: self.k]
 
+    async def stated(self, *, thread: str | None = None) -> list[tuple[MemoryItem, float]]:
+        """The owner's current facts (what they stated of themselves), newest first, at most
+        ``k`` (skipping ``thread``'s): the answer to "What do you know about me?"."""
+        await self._sync()
+        facts = [
+            item
+            for item in self._items.values()
+            if item.kind == "fact"
+            and item.owner == self.owner
+            and (thread is None or item.thread != thread)
+            and not self.superseded(item)
+        ]
+        facts.sort(key=lambda item: -item.seq)
+        return [(item, 1.0) for item in facts[: self.k]]
+
     async def _gated(self, query: str, ids: list[str]) -> list[tuple[MemoryItem, float]]:
         """The hits the relevance gate keeps (junk rows of older versions never come back)."""
         from smartctx.memory.quality import is_junk_text
@@ -350,7 +365,12 @@ class LongTermMemoryProvider(ContextProvider):
         if query is None:
             return None
         thread = query.metadata.get("thread")
-        found = await self.recall(query.text, thread=str(thread) if thread else None)
+        current = str(thread) if thread else None
+        searched = query_for(query.text)  # "Who am I?" is "What is my name?"
+        if searched == ABOUT_USER_QUESTION:
+            found = await self.stated(thread=current)
+        else:
+            found = await self.recall(searched, thread=current)
         if not found:
             return None
         slots = [

@@ -156,20 +156,35 @@ ELLIPTICAL_TERMS = 3
 
 _IDENTITY = re.compile(
     r"^\W*(?:who\s+am\s+i|do\s+you\s+(?:know|remember)\s+who\s+i\s+am|wer\s+bin\s+ich"
-    r"|wei(?:ss|ß)t\s+du,?\s+wer\s+ich\s+bin|qui\s+suis[- ]je|qui[eé]n\s+soy(?:\s+yo)?"
-    r"|what\s+do\s+you\s+know\s+about\s+me|tell\s+me\s+about\s+(?:me|myself)"
-    r"|was\s+wei(?:ss|ß)t\s+du\s+(?:über|ueber)\s+mich)\W*$",
+    r"|wei(?:ss|ß)t\s+du,?\s+wer\s+ich\s+bin|qui\s+suis[- ]je|qui[eé]n\s+soy(?:\s+yo)?)\W*$",
+    re.IGNORECASE,
+)
+_ABOUT_USER = re.compile(
+    r"^\W*(?:what\s+do\s+you\s+(?:know|remember)\s+(?:about|of)\s+me"
+    r"|tell\s+me\s+(?:what\s+you\s+know\s+)?about\s+(?:me|myself)"
+    r"|what\s+(?:have|did)\s+i\s+(?:told|tell)\s+you\s+about\s+(?:me|myself)"
+    r"|was\s+wei(?:ss|ß)t\s+du\s+(?:über|ueber|von)\s+mir|was\s+wei(?:ss|ß)t\s+du\s+(?:über|ueber)\s+mich"
+    r"|qu[eé]\s+sabes\s+(?:de|sobre)\s+m[ií])\W*$",
     re.IGNORECASE,
 )
 NAME_QUESTION = "What is my name?"
+ABOUT_USER_QUESTION = "What do you know about me?"
+
+
+def asks_about_user(text: str) -> bool:
+    """Whether ``text`` asks what is known of the user ("What do you know about me?", "Was
+    weißt du über mich?"): everything they stated of themselves answers it."""
+    return _ABOUT_USER.match(text) is not None
 
 
 def query_for(text: str) -> str:
-    """What to search for ``text``: "What is my name?" when it asks who the user is or what is
-    known of them ("Who am I?", "Wer bin ich?", "What do you know about me?": such a question
-    has no word to search by, and the user's name is the first thing known of them), else
-    ``text`` itself."""
-    return NAME_QUESTION if _IDENTITY.match(text) else text
+    """What to search for ``text``: "What is my name?" when it asks who the user is ("Who am
+    I?", "Wer bin ich?": such a question has no word to search by, and the user's name is what
+    it asks), :data:`ABOUT_USER_QUESTION` when it asks what is known of them (the user's own
+    statements answer it, see :class:`GatedRecaller`), else ``text`` itself."""
+    if _IDENTITY.match(text):
+        return NAME_QUESTION
+    return ABOUT_USER_QUESTION if asks_about_user(text) else text
 
 
 def contextual_query(text: str, previous: str | None) -> str:
@@ -177,8 +192,8 @@ def contextual_query(text: str, previous: str | None) -> str:
     anything by itself ("and then?", "und dann?"), the ``previous`` user message followed by
     ``text``, so the evidence of the exchange it follows can come back. A question of who the
     user is asks for their name alone (:func:`query_for`)."""
-    if _IDENTITY.match(text):
-        return NAME_QUESTION  # about the user, not about the exchange before it
+    if _IDENTITY.match(text) or asks_about_user(text):
+        return query_for(text)  # about the user, not about the exchange before it
     if previous is None or len(_terms(text)) >= ELLIPTICAL_TERMS:
         return text
     return f"{previous}\n{text}"
@@ -195,7 +210,10 @@ class GatedRecaller:
     the best ``top`` left are scored by ``gate`` (against the query, and against its last line
     alone when :func:`contextual_query` put the previous message before it), and those under the
     gate's threshold are dropped. So an archived slot comes back into a prompt only when it is
-    relevant to the request, as memory does. The inner ranking's order and scores are kept;
+    relevant to the request, as memory does. A question of what is known of the user
+    (:data:`ABOUT_USER_QUESTION`, see :func:`query_for`) gets the user's latest statements
+    instead (messages whose ``stated`` metadata the agent set). The inner ranking's order and
+    scores are kept;
     ``inner`` is public (a server finds its indexing recaller through it). Cost per call: the
     inner ranking plus one or two batch embeddings of at most ``top`` texts (cached by the
     embedder).
@@ -209,6 +227,11 @@ class GatedRecaller:
     def rank(self, query: str, candidates: Sequence[Slot], k: int) -> list[tuple[Slot, float]]:
         if k <= 0 or not candidates:
             return []
+        if query == ABOUT_USER_QUESTION:
+            # what is known of the user is what they stated: their latest statements, newest
+            # first (no word of the question would find them)
+            stated = [s for s in candidates if s.kind is SlotKind.USER and s.metadata.get("stated")]
+            return [(slot, 1.0) for slot in reversed(stated[-min(k, self.top) :])]
         ranked = self.inner.rank(query, candidates, min(k, 2 * self.top))
         kept = [pair for pair in ranked if _informative(pair[0])][: self.top]
         if not kept:

@@ -30,6 +30,8 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from smartctx.agents.facts import stated_facts
+from smartctx.agents.relevance import ABOUT_USER_QUESTION, query_for
 from smartctx.core.slots import Slot, SlotKind
 from smartctx.core.tokens import TokenCounter
 from smartctx.memory.contract import (
@@ -120,12 +122,24 @@ class PersonalMemoryHook:
         profile = [s for s in worthy if s.metadata.get("memory") == "profile"]
         rest = [s for s in worthy if s.metadata.get("memory") != "profile"]
 
+        searched = query_for(request)  # "Who am I?" is "What is my name?"
+
         def select() -> list[tuple[Slot, float]]:
-            # a profile item is judged by its value ("안방" bears on "안방 청정 시작해줘")
-            kept = gate.select(
-                request, profile, lambda s: str(s.metadata.get("value", s.text)), symmetric=True
-            )
-            kept += gate.select(request, rest, lambda s: s.text)
+            if searched == ABOUT_USER_QUESTION:
+                # what is known of the user: the profile, and the turns in which they stated
+                # something of themselves, latest first
+                stated = [s for s in rest if _stated(s)]
+                kept = [(s, 1.0) for s in [*profile, *reversed(stated)]]
+            else:
+                # a profile item is judged by its value ("안방" bears on "안방 청정 시작해줘"), a
+                # turn by its text with what the user stated in it ("My name is Priya.")
+                kept = gate.select(
+                    searched,
+                    profile,
+                    lambda s: str(s.metadata.get("value", s.text)),
+                    symmetric=True,
+                )
+                kept += gate.select(searched, rest, lambda s: f"{s.text} {_stated(s)}".strip())
             kept.sort(key=lambda pair: -pair[1])
             out: list[tuple[Slot, float]] = []
             used = 0
@@ -191,6 +205,12 @@ def create_hook(
 ) -> PersonalMemoryHook:
     """The hook the service wires by default (with a relevance gate and a token allowance)."""
     return PersonalMemoryHook(memory, gate=gate, counter=counter, allowance=allowance)
+
+
+def _stated(slot: Slot) -> str:
+    """What the user stated of themselves in a remembered turn, in a normal form ("" if none)."""
+    user = slot.metadata.get("user")
+    return " ".join(stated_facts(user)) if isinstance(user, str) else ""
 
 
 def _worth_recalling(slot: Slot) -> bool:
