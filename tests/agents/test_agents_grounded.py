@@ -281,36 +281,27 @@ def test_a_question_about_what_the_user_said_is_answered_from_their_words() -> N
     assert reply(messages) == "Your desk is 4B. [source: conversation]"
 
 
+INTRODUCED = [
+    SYSTEM,
+    LEAVE,
+    user("Hi, my name is Priya and I work in finance."),
+    assistant("Hello! Noted."),
+    user("My desk is 4B."),
+    assistant("Noted."),
+]
+
+
 @pytest.mark.parametrize("question", ["Who am I?", "Do you know who I am?", "Wer bin ich?"])
 def test_who_am_i_is_answered_with_the_users_name(question: str) -> None:
-    messages = [
-        SYSTEM,
-        LEAVE,
-        user("Hi, my name is Priya and I work in finance."),
-        assistant("Hello! Noted."),
-        user("My desk is 4B."),
-        assistant("Noted."),
-        user(question),
-    ]
-    answer = reply(messages)
+    answer = reply([*INTRODUCED, user(question)])
     # the name, not the latest statement, and not the greeting that opened the introduction
     assert "Your name is Priya" in answer and "desk" not in answer and "Hi," not in answer
 
 
 @pytest.mark.parametrize("question", ["What do you know about me?", "Was weißt du über mich?"])
 def test_what_is_known_of_the_user_is_everything_they_stated(question: str) -> None:
-    messages = [
-        SYSTEM,
-        LEAVE,
-        user("Hi, my name is Priya and I work in finance."),
-        assistant("Hello! Noted."),
-        user("My desk is 4B."),
-        assistant("Noted."),
-        user("How many vacation days do I get?"),
-        assistant("25 days."),
-        user(question),
-    ]
-    answer = reply(messages)
+    asked = [user("How many vacation days do I get?"), assistant("25 days.")]
+    answer = reply([*INTRODUCED, *asked, user(question)])
     assert answer.index("Your name is Priya") < answer.index("Your desk is 4B.")
     assert "finance" in answer and "25 days" not in answer and "Hi," not in answer
     assert NO_INFORMATION in reply([SYSTEM, LEAVE, user(question)])  # nothing stated yet
