@@ -267,3 +267,24 @@ def test_a_problem_told_as_a_statement_is_answered_when_something_answers_it(
     # a problem nothing answers is still acknowledged; a plain fact is noted as before
     assert answer(served, "My umbrella is broken", reset).startswith("Noted")
     assert answer(served, "My desk is in room 4B", reset).startswith("Noted")
+
+
+def test_a_question_sharing_one_word_with_a_policy_it_is_not_about_is_not_answered(
+    served: GroundedResponder,
+) -> None:
+    # "laptop" is shared, "abroad" is in no sentence: the replacement policy is not the answer
+    laptops = {
+        "role": "system",
+        "content": "[source: kb:laptops.md#1] Employees choose a 14-inch Dell Latitude (Windows "
+        "11) or a 14-inch MacBook Pro (macOS); engineers may choose 32 GB of memory. Laptops are "
+        "replaced every 4 years, or earlier when they fail. Order a laptop or a replacement in "
+        'the IT service portal (`it.example.com`, form "Hardware request"); delivery takes about '
+        "5 working days.\n[source: kb:laptops.md#2] Report a broken laptop in the IT service "
+        "portal; the helpdesk gives you a loan laptop the same day if you come to the IT desk "
+        "(floor 2, 8:30-17:30). Report a lost or stolen laptop within 24 hours to "
+        "helpdesk@example.com and security@example.com so the device can be locked and wiped "
+        "remotely; a police report is needed for stolen devices.",
+    }
+    assert answer(served, "Can I take my laptop abroad?", laptops) == NO_INFORMATION
+    assert "4 years" in answer(served, "How often are laptops replaced?", laptops)
+    assert "24 hours" in answer(served, "My laptop was stolen, what do I do?", laptops)
