@@ -304,6 +304,7 @@ def test_what_is_known_of_the_user_is_everything_they_stated(question: str) -> N
     answer = reply([*INTRODUCED, *asked, user(question)])
     assert answer.index("Your name is Priya") < answer.index("Your desk is 4B.")
     assert "finance" in answer and "25 days" not in answer and "Hi," not in answer
+    assert answer.count("Priya") == 1  # the introduction says the name: not said twice
     assert NO_INFORMATION in reply([SYSTEM, LEAVE, user(question)])  # nothing stated yet
 
 

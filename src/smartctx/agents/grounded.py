@@ -338,7 +338,17 @@ class GroundedResponder:
                 key = " ".join(sorted(sentence.tokens))
                 latest.pop(key, None)
                 latest[key] = sentence
-        said = sorted(latest.values(), key=lambda s: (not _NAME.match(s.text), s.order))
+        said = sorted(latest.values(), key=lambda s: s.order)
+        named = next((s for s in said if _NAME.match(s.text)), None)
+        if named is not None:
+            # "My name is Tomás." is left out when the introduction itself is said ("You're
+            # Tomás and you work in the Berlin office."); either comes first
+            name = _NAME.sub("", named.text).strip(" .")
+            intro = next((s for s in said if s is not named and name and name in s.text), None)
+            said.remove(named)
+            if intro is not None:
+                said.remove(intro)
+            said.insert(0, intro or named)
         return [(s, 1.0, 1.0) for s in said[:ABOUT_USER_MAX]]
 
     @staticmethod
