@@ -330,8 +330,9 @@ class GroundedResponder:
 
     @staticmethod
     def _about_user(sentences: Sequence[Sentence]) -> list[tuple[Sentence, float, float]]:
-        """What the user stated of themselves, each once (the latest wording), the name first,
-        then in the order said; at most :data:`ABOUT_USER_MAX`."""
+        """What the user stated of themselves, each once (the latest wording), in prompt order
+        but who they are first (their introduction, else "My name is ..."); at most
+        :data:`ABOUT_USER_MAX`."""
         latest: dict[str, Sentence] = {}
         for sentence in sentences:
             if sentence.personal:

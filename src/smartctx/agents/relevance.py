@@ -163,7 +163,7 @@ _ABOUT_USER = re.compile(
     r"^\W*(?:what\s+do\s+you\s+(?:know|remember)\s+(?:about|of)\s+me"
     r"|tell\s+me\s+(?:what\s+you\s+know\s+)?about\s+(?:me|myself)"
     r"|what\s+(?:have|did)\s+i\s+(?:told|tell)\s+you\s+about\s+(?:me|myself)"
-    r"|was\s+wei(?:ss|ß)t\s+du\s+(?:über|ueber|von)\s+mir|was\s+wei(?:ss|ß)t\s+du\s+(?:über|ueber)\s+mich"
+    r"|was\s+wei(?:ss|ß)t\s+du\s+(?:(?:über|ueber)\s+mich|von\s+mir)"
     r"|qu[eé]\s+sabes\s+(?:de|sobre)\s+m[ií])\W*$",
     re.IGNORECASE,
 )

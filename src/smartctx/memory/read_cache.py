@@ -29,18 +29,14 @@ class StampedReads:
     def __init__(self, max_owners: int = MAX_OWNERS) -> None:
         self.max_owners = max_owners
         self._owners: OrderedDict[str, dict[Any, tuple[Stamp, dict[str, Any]]]] = OrderedDict()
-        self.hits = 0
-        self.misses = 0
 
     def get(self, owner: str, key: Any, stamp: Stamp) -> dict[str, Any] | None:
         """The value kept for ``key`` at ``stamp``, or None."""
         entries = self._owners.get(owner)
         found = entries.get(key) if entries is not None else None
         if found is None or found[0] != stamp:
-            self.misses += 1
             return None
         self._owners.move_to_end(owner)
-        self.hits += 1
         return found[1]
 
     def put(self, owner: str, key: Any, stamp: Stamp, value: dict[str, Any]) -> None:
