@@ -157,3 +157,28 @@ def test_default_data_path_prefers_the_shared_folder_beside_the_repo(tmp_path: P
     local.parent.mkdir(parents=True)
     local.write_text("[]", encoding="utf-8")
     assert default_data_path(repo) == local.resolve()
+
+
+def test_the_issue_targets_are_judged_from_the_json_result() -> None:
+    from smartctx.bench.locomo_report import targets
+
+    cv = {
+        "all": {"10": 0.806, "50": 0.931},
+        "1": {"10": 0.537},
+        "3": {"10": 0.509},
+    }
+    result = {
+        "smartctx": {"retention": {"1024": 0.86}},
+        "categories": {"1": {"smartctx": {"recall": {"10": 0.544}}}},
+        "cv": {"cross_validated": cv},
+    }
+    judged = {name: (met, figures) for name, met, figures in targets(result)}
+    assert judged["recall@10 >= 82 (cross-validated)"] == (False, "80.6")
+    assert judged["recall@50 >= 93 (cross-validated)"] == (True, "93.1")
+    assert judged["multi-hop recall@10 >= 60"] == (False, "53.7 (cross-validated)")
+    assert judged["open-domain recall@10 >= 50"] == (True, "50.9 (cross-validated)")
+    assert judged["retention at a 1,024-token window >= 85"] == (True, "86.0")
+    without_cv = {name: met for name, met, _ in targets({**result, "cv": None})}
+    assert without_cv["recall@10 >= 82 (cross-validated)"] is None  # not measured
+    assert without_cv["multi-hop recall@10 >= 60"] is False  # read in-sample: 54.4
+    assert without_cv["open-domain recall@10 >= 50"] is None  # no category 3 in the run

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from smartctx.bench.docs import machine_line
 from smartctx.bench.locomo import LocomoConfig, LocomoResult
@@ -114,9 +115,61 @@ def markdown(result: LocomoResult, command: str, *, image: str = "bench-locomo.p
             f"{_pct(result.value('fifo', 'retention', 1024, c))} |"
         )
     lines += _cv_categories(result)
+    lines += ["", "Targets (issue 13):", "", "| target | met | figures |", "| --- | --- | --- |"]
+    for name, met, figures in targets(result.to_json()):
+        mark = "not measured" if met is None else ("yes" if met else "**no**")
+        lines.append(f"| {name} | {mark} | {figures} |")
     lines += _qa(result)
     lines += ["", f"![LoCoMo recall and retention]({image})"]
     return "\n".join(lines)
+
+
+def targets(result: dict[str, Any]) -> list[tuple[str, bool | None, str]]:
+    """Issue 13's targets from a ``bench locomo --json`` result: (name, met or None when not
+    measured, the figures behind it). Recall targets read the cross-validated figures (a run
+    without ``--cv`` measures none of them but the category ones, read in-sample then)."""
+    cv = (result.get("cv") or {}).get("cross_validated") or {}
+    categories = result.get("categories") or {}
+
+    def in_sample(category: str) -> float | None:
+        value = (categories.get(category) or {}).get("smartctx", {}).get("recall", {}).get("10")
+        return None if value is None else float(value)
+
+    def cv_at(group: str, k: str) -> float | None:
+        value = (cv.get(group) or {}).get(k)
+        return None if value is None else float(value)
+
+    checks: list[tuple[str, bool | None, str]] = []
+    for k, line in (("10", 82.0), ("50", 93.0)):
+        value = cv_at("all", k)
+        checks.append(
+            (
+                f"recall@{k} >= {line:.0f} (cross-validated)",
+                None if value is None else 100 * value >= line,
+                "-" if value is None else f"{100 * value:.1f}",
+            )
+        )
+    for category, name, line in (("1", "multi-hop", 60.0), ("3", "open-domain", 50.0)):
+        value = cv_at(category, "10")
+        how = "cross-validated"
+        if value is None:
+            value, how = in_sample(category), "in-sample"
+        checks.append(
+            (
+                f"{name} recall@10 >= {line:.0f}",
+                None if value is None else 100 * value >= line,
+                "-" if value is None else f"{100 * value:.1f} ({how})",
+            )
+        )
+    kept = ((result.get("smartctx") or {}).get("retention") or {}).get("1024")
+    checks.append(
+        (
+            "retention at a 1,024-token window >= 85",
+            None if kept is None else 100 * float(kept) >= 85.0,
+            "-" if kept is None else f"{100 * float(kept):.1f}",
+        )
+    )
+    return checks
 
 
 TIER_NAMES = (

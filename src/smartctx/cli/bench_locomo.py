@@ -226,3 +226,9 @@ def _print(result: object) -> None:
         values = result.table(system, "retention").values()
         keep.add_row(system, *(f"{100 * v:.1f}" for v in values))
     console.print(keep)
+    from smartctx.bench.locomo_report import targets
+
+    for name, met, figures in targets(result.to_json()):
+        verdict = "[green]met[/]" if met else "[red]NOT met[/]"
+        mark = "[dim]not measured[/]" if met is None else verdict
+        console.print(f"{mark}  {name}  {figures}")
