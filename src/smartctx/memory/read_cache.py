@@ -19,18 +19,20 @@ from collections import OrderedDict
 from typing import Any
 
 Stamp = tuple[int, "str | None"]
+Key = tuple["str | None", int]
+"""What :meth:`PersonalMemory.everything` was asked: (session filter, pair limit)."""
 MAX_OWNERS = 512
 """Owners whose reads a process keeps (least recently used first out)."""
 
 
 class StampedReads:
-    """Per owner, ``{key: (stamp, value)}``; ``key`` is the reader's own (its arguments)."""
+    """Per owner, ``{key: (stamp, value)}``; ``key`` is what the reader was asked."""
 
     def __init__(self, max_owners: int = MAX_OWNERS) -> None:
         self.max_owners = max_owners
-        self._owners: OrderedDict[str, dict[Any, tuple[Stamp, dict[str, Any]]]] = OrderedDict()
+        self._owners: OrderedDict[str, dict[Key, tuple[Stamp, dict[str, Any]]]] = OrderedDict()
 
-    def get(self, owner: str, key: Any, stamp: Stamp) -> dict[str, Any] | None:
+    def get(self, owner: str, key: Key, stamp: Stamp) -> dict[str, Any] | None:
         """The value kept for ``key`` at ``stamp``, or None."""
         entries = self._owners.get(owner)
         found = entries.get(key) if entries is not None else None
@@ -39,7 +41,7 @@ class StampedReads:
         self._owners.move_to_end(owner)
         return found[1]
 
-    def put(self, owner: str, key: Any, stamp: Stamp, value: dict[str, Any]) -> None:
+    def put(self, owner: str, key: Key, stamp: Stamp, value: dict[str, Any]) -> None:
         self._owners.setdefault(owner, {})[key] = (stamp, value)
         self._owners.move_to_end(owner)
         while len(self._owners) > self.max_owners:
@@ -56,7 +58,7 @@ class StampedReads:
         if not entries:
             return
         for key, (stamp, value) in list(entries.items()):
-            if profile_changed or stamp[0] != before or not isinstance(key, tuple):
+            if profile_changed or stamp[0] != before:
                 del entries[key]
                 continue
             session_id, limit = key
