@@ -144,3 +144,14 @@ def test_iban_checksum() -> None:
     assert iban_ok("NL91ABNA0417164300")
     assert not iban_ok("NL91ABNA0417164301")
     assert not iban_ok("DE8937040044")
+
+
+def test_the_digits_of_an_id_are_not_a_phone_number() -> None:
+    # a memory id cited in a reply ("[source: mem:caf1234567890]") came back as
+    # "mem:caf[REDACTED:phone]"; a number beside a Korean particle is still one
+    assert detect("[source: mem:caf1234567890]") == []
+    assert redact("see pair:f7d2a5f92ba94d2da0576e9ef1383978 and id a5551234567b") == (
+        "see pair:f7d2a5f92ba94d2da0576e9ef1383978 and id a5551234567b"
+    )
+    assert [f.kind for f in detect("내 번호는 010-1234-5678로 연락해")] == ["phone"]
+    assert [f.kind for f in detect("phone:4155552671")] == ["phone"]

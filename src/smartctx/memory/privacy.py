@@ -61,7 +61,10 @@ _KEY_LIKE = re.compile(
     rf"(?!{_KEY_CHARS})"
 )
 _PHONE = re.compile(
-    r"(?<![\d+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{1,4}){1,5}(?!\d)"
+    # never glued to Latin letters or digits: the digits of an id ("mem:caf1234567890") are not
+    # a number; a Korean particle may follow one ("010-1234-5678로")
+    r"(?<![0-9A-Za-z+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{1,4}){1,5}"
+    r"(?![0-9A-Za-z])"
 )
 _GAP = re.compile(r"[ .-]")
 _PHONE_CHECKS = 200
