@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -118,3 +118,46 @@ def test_a_text_being_embedded_is_waited_for_not_embedded_again() -> None:
     second.join(10)
     assert inner.calls == [["the message"]]
     assert np.array_equal(results[0], results[1])
+
+
+def _finishes(work: Callable[[], object], seconds: float = 10.0) -> list[object]:
+    """``work()`` on a thread: its result or error, failing (not hanging) if it never ends."""
+    import threading
+
+    out: list[object] = []
+
+    def run() -> None:
+        try:
+            out.append(work())
+        except Exception as err:
+            out.append(err)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "the call never returned"
+    return out
+
+
+def test_a_text_twice_in_one_new_batch_is_embedded_once() -> None:
+    """The same reply twice in a context's history (a restart indexes the history at once) used
+    to wait for itself forever: the second copy waited on the first copy's pending vector."""
+    inner = _Counting()
+    cached = CachedEmbedder(inner)
+    texts = ["I don't have that information.", "other", "I don't have that information."]
+    (vectors,) = _finishes(lambda: cached.embed(texts))
+    assert np.array_equal(vectors, HashingEmbedder().embed(texts))  # type: ignore[arg-type]
+    assert inner.calls == [["I don't have that information.", "other"]]
+
+
+def test_a_failed_model_call_leaves_no_text_pending() -> None:
+    class _Short(_Counting):
+        def embed(self, texts: Sequence[str]) -> Vector:
+            return super().embed(texts)[:-1]  # one row short
+
+    cached = CachedEmbedder(_Short())
+    (error,) = _finishes(lambda: cached.embed(["a", "b"]))
+    assert isinstance(error, ValueError)
+    cached.inner = HashingEmbedder()
+    (vectors,) = _finishes(lambda: cached.embed(["a", "b"]))  # not waiting on the failed call
+    assert np.array_equal(vectors, HashingEmbedder().embed(["a", "b"]))  # type: ignore[arg-type]

@@ -105,14 +105,14 @@ class CachedEmbedder:
             found = {t: self._known[t] for t in texts if t in self._known} if use_known else {}
             if small:
                 for text in texts:
-                    if text in found:
+                    if text in found or text in mine:  # a text twice in one batch: once
                         continue
                     if text in cache:
                         found[text] = cache[text]
                         cache.move_to_end(text)
                     elif text in pending:
                         waits[text] = pending[text]  # another thread is embedding it now
-                    elif text not in mine:
+                    else:
                         mine[text] = pending[text] = Future()
         if not small and not found:
             return compute(texts)  # batch ingestion: exactly the inner call
@@ -122,22 +122,24 @@ class CachedEmbedder:
         if missing:
             try:
                 rows = compute(missing)
-            except BaseException as err:
                 with self._lock:
+                    for text, row in zip(missing, rows, strict=True):
+                        found[text] = row
+                        if small:
+                            cache[text] = row
+                    while len(cache) > self.size:
+                        cache.popitem(last=False)
                     for text, future in mine.items():
                         pending.pop(text, None)
-                        future.set_exception(err)
+                        future.set_result(found[text])
+            except BaseException as err:
+                # Whatever failed, no text stays pending: a waiting thread gets the error.
+                with self._lock:
+                    for text, future in mine.items():
+                        if not future.done():
+                            pending.pop(text, None)
+                            future.set_exception(err)
                 raise
-            with self._lock:
-                for text, row in zip(missing, rows, strict=True):
-                    found[text] = row
-                    if small:
-                        cache[text] = row
-                while len(cache) > self.size:
-                    cache.popitem(last=False)
-                for text, future in mine.items():
-                    pending.pop(text, None)
-                    future.set_result(found[text])
         for text, future in waits.items():
             found[text] = future.result()
         return np.vstack([found[t] for t in texts]).astype(np.float32, copy=False)
