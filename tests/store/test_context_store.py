@@ -177,3 +177,42 @@ async def test_owner_isolation_and_forget(backend: Backend, owner: str) -> None:
     assert len(await backend.store.list_contexts(other)) == 2
     assert (await backend.store.get_slot(other, "slot-x")).text == f"{other} x"
     await backend.store.delete_owner(other)
+
+
+async def test_an_incremental_save_keeps_every_value_as_written(
+    backend: Backend, owner: str
+) -> None:
+    """Text, provenance and metadata go through unchanged (on PostgreSQL an existing context is
+    saved as one statement whose rows travel as JSON), and context metadata is replaced only
+    when a save gives it."""
+    window = ContextWindow(2000, **options())
+    window.add(Slot(SlotKind.USER, "first"))
+    await backend.store.save(owner, "c", window, expected_version=0, metadata={"title": "t"})
+    awkward = Slot(
+        SlotKind.RAG_DOC,
+        'Quotes " and \\ backslash, 한국어, हिन्दी, emoji \U0001f600, tab\tend',
+        priority=0.125,
+        source_id=None,
+        provenance=("doc:1", "mem:2"),
+        metadata={"nested": {"list": [1, 2.5, None, True]}, "text": "a\nb"},
+    )
+    window.add(awkward)
+    window.add(Slot(SlotKind.AGENT, "second", source_id="src:x"))
+    assert await backend.store.save(owner, "c", window, expected_version=1) == 2
+    assert (await backend.store.info(owner, "c")).metadata == {"title": "t"}
+    window.add(Slot(SlotKind.USER, "third"))
+    assert await backend.store.save(owner, "c", window, expected_version=2, metadata={}) == 3
+    assert (await backend.store.info(owner, "c")).metadata == {}
+    await backend.reopen()
+    stored = await backend.store.load(owner, "c")
+    assert stored is not None and stored.version == 3
+    got = {s.id: s for s in stored.log_slots}[awkward.id]
+    assert (got.text, got.priority, got.source_id, got.provenance, got.metadata) == (
+        awkward.text,
+        0.125,
+        None,
+        ("doc:1", "mem:2"),
+        awkward.metadata,
+    )
+    restored = ContextWindow.restore(stored.log_slots, stored.events, stored.budget, **options())
+    assert picture(restored) == picture(window)

@@ -44,7 +44,7 @@ from a2a.helpers.proto_helpers import new_task_from_user_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
-from a2a.types.a2a_pb2 import Part
+from a2a.types.a2a_pb2 import Part, TaskState
 
 from smartctx.agents import Agent, ChatModel, ContextProvider, Message, Thread
 from smartctx.agents.agent import HISTORY_FOR_PROVIDERS
@@ -249,10 +249,15 @@ class SmartctxExecutor(AgentExecutor):
         message = context.message
         if message is None or context.task_id is None or context.context_id is None:
             raise SmartCtxError("the A2A request carries no message")
-        if context.current_task is None:
-            await event_queue.enqueue_event(new_task_from_user_message(message))
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        await updater.start_work()
+        if context.current_task is None:
+            # A new task starts in WORKING: one save where SUBMITTED then WORKING took two.
+            task = new_task_from_user_message(message)
+            task.status.state = TaskState.TASK_STATE_WORKING
+            task.status.timestamp.GetCurrentTime()
+            await event_queue.enqueue_event(task)
+        else:
+            await updater.start_work()
         owner = owner_of(context.call_context)
         artifact = ArtifactStream(updater, self.stream_flush_seconds)
         try:

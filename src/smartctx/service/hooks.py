@@ -32,6 +32,8 @@ class TurnContext:
     slots: list[Slot] = field(default_factory=list)
     # optional: text placed in the prompt for the model (current utterance first)
     planner_input: str | None = None
+    # what a hook keeps from its before_turn for its after_turn (keyed by the hook's own name)
+    notes: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable

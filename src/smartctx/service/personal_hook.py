@@ -98,6 +98,7 @@ class PersonalMemoryHook:
                 self.memory, turn.owner, exclude_session=turn.context_id, max_pairs=pairs
             )
             source = {"memory_snapshot": snapshot}
+            turn.notes["personal_sync"] = snapshot.get("sync")
         context = normalize_memory_context(source, max_pairs=pairs)
         turn.slots.extend(await self._relevant(turn.user_text, _slots(context, snapshot)))
         planner = build_planner_input(
@@ -172,10 +173,10 @@ class PersonalMemoryHook:
             workflow_id=workflow,
         )
         if self.gate is not None and junk_reason(turn.user_text, turn.reply or ""):
-            stored: dict[str, Any] = {
-                **await self.memory.sync_state(turn.owner),
-                "profile_candidates": [],
-            }
+            # Nothing is stored: the sync state is the one this turn's snapshot read, if any.
+            seen = turn.notes.get("personal_sync")
+            sync_state = seen if _is_sync(seen) else await self.memory.sync_state(turn.owner)
+            stored: dict[str, Any] = {**sync_state, "profile_candidates": []}
         else:
             stored = await self.memory.add_pair(turn.owner, pair)
         device_sync = snapshot_of(voice).get("sync")
@@ -205,6 +206,11 @@ def create_hook(
 ) -> PersonalMemoryHook:
     """The hook the service wires by default (with a relevance gate and a token allowance)."""
     return PersonalMemoryHook(memory, gate=gate, counter=counter, allowance=allowance)
+
+
+def _is_sync(value: Any) -> bool:
+    """Whether ``value`` is a snapshot's ``{"cursor", "version"}``."""
+    return isinstance(value, Mapping) and {"cursor", "version"} <= value.keys()
 
 
 def _stated(slot: Slot) -> str:
