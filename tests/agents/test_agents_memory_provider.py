@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import uuid
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,8 @@ from smartctx.agents import (
 from smartctx.agents.facts import extract_facts
 from smartctx.core import HashingEmbedder, InvalidInput, SlotKind
 from smartctx.store import Database
+
+POSTGRES = os.environ.get("SMARTCTX_TEST_POSTGRES_URL", "")
 
 
 def said(text: str, thread: str = "t1") -> list[Message]:
@@ -174,23 +178,23 @@ def test_constructor_checks_its_arguments() -> None:
         LongTermMemoryProvider("a", index=HybridIndex(), embedder=HashingEmbedder())
 
 
-async def _contract(store: MemoryStore) -> None:
-    one = MemoryItem(id="i1", owner="alice", kind="fact", text="A", thread="t", provenance=("s",))
-    two = MemoryItem(id="i2", owner="alice", kind="turn", text="B")
-    other = MemoryItem(id="i1", owner="bob", kind="fact", text="C")
+async def _contract(store: MemoryStore, owner_a: str = "alice", owner_b: str = "bob") -> None:
+    one = MemoryItem(id="i1", owner=owner_a, kind="fact", text="A", thread="t", provenance=("s",))
+    two = MemoryItem(id="i2", owner=owner_a, kind="turn", text="B")
+    other = MemoryItem(id="i1", owner=owner_b, kind="fact", text="C")
     stored = await store.add([one, two, other])
     assert [i.id for i in stored] == ["i1", "i2", "i1"]
     assert stored[0].seq < stored[1].seq < stored[2].seq
     assert await store.add([one]) == []  # idempotent by (owner, id)
-    alice = await store.since("alice", 0)
+    alice = await store.since(owner_a, 0)
     assert [(i.id, i.text, i.provenance) for i in alice] == [("i1", "A", ("s",)), ("i2", "B", ())]
-    assert [i.id for i in await store.since("alice", alice[0].seq)] == ["i2"]
-    assert await store.count("alice") == 2
-    assert await store.state("alice") == (2, alice[1].seq)
-    assert await store.clear("alice") == 2
-    assert await store.state("alice") == (0, 0)
-    assert await store.since("alice", 0) == [] and await store.count("alice") == 0
-    assert [i.text for i in await store.since("bob", 0)] == ["C"]
+    assert [i.id for i in await store.since(owner_a, alice[0].seq)] == ["i2"]
+    assert await store.count(owner_a) == 2
+    assert await store.state(owner_a) == (2, alice[1].seq)
+    assert await store.clear(owner_a) == 2
+    assert await store.state(owner_a) == (0, 0)
+    assert await store.since(owner_a, 0) == [] and await store.count(owner_a) == 0
+    assert [i.text for i in await store.since(owner_b, 0)] == ["C"]
 
 
 async def test_in_memory_store_contract() -> None:
@@ -209,6 +213,25 @@ async def test_sql_store_contract(tmp_path: Path) -> None:
     await db.migrate()
     try:
         await _contract(SqlMemoryStore(db))
+    finally:
+        await db.close()
+
+
+@pytest.mark.skipif(not POSTGRES, reason="SMARTCTX_TEST_POSTGRES_URL is not set")
+async def test_sql_store_contract_on_postgresql() -> None:
+    """On PostgreSQL an add is one statement (JSON rows, ON CONFLICT DO NOTHING): the same
+    contract, including the order of seq, duplicates in one batch and owner isolation."""
+    db = Database(POSTGRES)
+    await db.migrate()
+    run = uuid.uuid4().hex[:8]
+    try:
+        store = SqlMemoryStore(db)
+        await _contract(store, f"alice-{run}", f"bob-{run}")
+        twice = MemoryItem(id="d", owner=f"carol-{run}", kind="fact", text='Ünïcode "quoted"')
+        stored = await store.add([twice, twice])
+        assert [(i.id, i.text) for i in stored] == [("d", twice.text)]
+        await store.clear(f"bob-{run}")
+        await store.clear(f"carol-{run}")
     finally:
         await db.close()
 

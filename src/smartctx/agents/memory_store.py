@@ -20,11 +20,23 @@ transaction.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-from sqlalchemy import JSON, Index, Integer, String, Text, UniqueConstraint, delete, func, select
+from sqlalchemy import (
+    JSON,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    delete,
+    func,
+    select,
+    text,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -162,6 +174,27 @@ def _item(row: AgentMemoryRow) -> MemoryItem:
     )
 
 
+_INSERT_ROWS = text(
+    """
+INSERT INTO agent_memory (owner, item_id, kind, text, thread, provenance, created_at, metadata)
+SELECT r->>'owner', r->>'item_id', r->>'kind', r->>'text', r->>'thread', r->'provenance',
+    r->>'created_at', r->'metadata'
+FROM json_array_elements(CAST(:rows AS json)) WITH ORDINALITY AS e(r, n)
+ORDER BY e.n
+ON CONFLICT (owner, item_id) DO NOTHING
+RETURNING seq, owner, item_id, kind, text, thread, provenance, created_at, metadata
+"""
+)
+"""The items of :meth:`SqlMemoryStore._add_in_one_statement`: those already stored (or twice
+in the batch) are skipped; ``seq`` is drawn in the rows' order."""
+
+
+def _json(value: Any) -> Any:
+    """A JSON column's value as returned by a textual statement (asyncpg gives ``json`` as
+    text)."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
 class SqlMemoryStore:
     """Memory items in the ``agent_memory`` table of ``db`` (run ``await db.migrate()`` first)."""
 
@@ -178,6 +211,8 @@ class SqlMemoryStore:
     async def _add(self, items: Sequence[MemoryItem]) -> list[MemoryItem]:
         if not items:
             return []
+        if not self.db.is_sqlite:
+            return await self._add_in_one_statement(items)
         stored: list[AgentMemoryRow] = []
         async with self.db.session() as session:
             present: set[tuple[str, str]] = set()
@@ -207,6 +242,44 @@ class SqlMemoryStore:
                 await session.flush()  # assigns seq now: one insert per row, in order
                 stored.append(row)
             out = [_item(row) for row in stored]
+        return sorted(out, key=lambda i: i.seq)
+
+    async def _add_in_one_statement(self, items: Sequence[MemoryItem]) -> list[MemoryItem]:
+        """:meth:`add` on PostgreSQL: one ``INSERT ... SELECT ... ON CONFLICT DO NOTHING`` of
+        the items as JSON rows, in their order (so ``seq`` follows it), returning those stored.
+        One round trip where a transaction took BEGIN, a read of the present ids, an insert per
+        item and COMMIT."""
+        rows = [
+            {
+                "owner": i.owner,
+                "item_id": i.id,
+                "kind": i.kind,
+                "text": i.text,
+                "thread": i.thread,
+                "provenance": list(i.provenance),
+                "created_at": i.created_at,
+                "metadata": dict(i.metadata),
+            }
+            for i in items
+        ]
+        async with self.db.atomic() as session:
+            result = await session.execute(
+                _INSERT_ROWS, {"rows": json.dumps(rows, ensure_ascii=False)}
+            )
+            out = [
+                MemoryItem(
+                    id=r.item_id,
+                    owner=r.owner,
+                    kind=r.kind,
+                    text=r.text,
+                    thread=r.thread,
+                    provenance=tuple(_json(r.provenance) or ()),
+                    created_at=r.created_at,
+                    seq=r.seq,
+                    metadata=dict(_json(r.metadata) or {}),
+                )
+                for r in result
+            ]
         return sorted(out, key=lambda i: i.seq)
 
     async def since(self, owner: str, seq: int) -> list[MemoryItem]:

@@ -99,10 +99,16 @@ async def store_pairs(
     now: datetime,
     seq: int,
     vault: SecretVault | None = None,
+    known: set[str] | None = None,
 ) -> StoreResult:
-    """Insert the pairs ``owner`` does not have yet and record their profile evidence."""
+    """Insert the pairs ``owner`` does not have yet and record their profile evidence.
+
+    ``known``: the pair ids ``owner`` already has, when the caller read them in this session
+    (so they are not read again); by default they are read here."""
     result = StoreResult()
-    known = await existing_ids(session, owner, [p.id for p in pairs])
+    if known is None:
+        known = await existing_ids(session, owner, [p.id for p in pairs])
+    known = set(known)
     for pair in pairs:
         if pair.id in known:
             result.duplicates.append(pair.id)

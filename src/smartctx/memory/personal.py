@@ -124,7 +124,7 @@ class PersonalMemory:
             else:
                 seq = await bump(s, owner)
                 result = await pairs.store_pairs(
-                    s, owner, [pair], now=now, seq=seq, vault=self.vault
+                    s, owner, [pair], now=now, seq=seq, vault=self.vault, known=set()
                 )
             row = await s.get(PairRow, (owner, pair.id))
             view = pair_view(row) if row else None
