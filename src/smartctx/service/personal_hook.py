@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from smartctx.agents.facts import stated_facts
 from smartctx.agents.relevance import ABOUT_USER_QUESTION, query_for
@@ -175,7 +175,9 @@ class PersonalMemoryHook:
         if self.gate is not None and junk_reason(turn.user_text, turn.reply or ""):
             # Nothing is stored: the sync state is the one this turn's snapshot read, if any.
             seen = turn.notes.get("personal_sync")
-            sync_state = seen if _is_sync(seen) else await self.memory.sync_state(turn.owner)
+            sync_state: Mapping[str, Any] = (
+                seen if _is_sync(seen) else await self.memory.sync_state(turn.owner)
+            )
             stored: dict[str, Any] = {**sync_state, "profile_candidates": []}
         else:
             stored = await self.memory.add_pair(turn.owner, pair)
@@ -208,7 +210,7 @@ def create_hook(
     return PersonalMemoryHook(memory, gate=gate, counter=counter, allowance=allowance)
 
 
-def _is_sync(value: Any) -> bool:
+def _is_sync(value: Any) -> TypeGuard[Mapping[str, Any]]:
     """Whether ``value`` is a snapshot's ``{"cursor", "version"}``."""
     return isinstance(value, Mapping) and {"cursor", "version"} <= value.keys()
 
