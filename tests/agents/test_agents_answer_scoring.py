@@ -288,3 +288,29 @@ def test_a_question_sharing_one_word_with_a_policy_it_is_not_about_is_not_answer
     assert answer(served, "Can I take my laptop abroad?", laptops) == NO_INFORMATION
     assert "4 years" in answer(served, "How often are laptops replaced?", laptops)
     assert "24 hours" in answer(served, "My laptop was stolen, what do I do?", laptops)
+
+
+def test_a_shared_name_alone_does_not_make_a_sentence_an_answer(served: GroundedResponder) -> None:
+    """A name the question shares tells apart sentences on its topic; a sentence that shares
+    only the name got the name's bonus too, and the hotel limits (which list Tokyo) answered a
+    question about flights (found by using the product)."""
+    travel = {
+        "role": "system",
+        "content": "[source: kb:expense.md#1] This policy covers every business expense you "
+        "pay yourself, including travel, hotels and meals.\n\nLimits for travel:\n\n"
+        "- Flights: economy class for flights under 6 hours; premium economy for longer "
+        "flights. Trains: second class; first class for journeys over 3 hours.\n"
+        "- Hotels: up to USD 180 per night (USD 250 in London, New York, Tokyo and Zurich).\n"
+        "- Meals: a daily allowance of USD 60 while travelling.",
+    }
+    reply = answer(served, "Can I fly business class to Tokyo?", travel)
+    assert "economy class" in reply and "Hotels" not in reply
+    assert "USD 250" in answer(served, "What is the hotel limit in Tokyo?", travel)
+    vpn = {
+        "role": "system",
+        "content": "[source: kb:password.md#1] Go to password.example.com from any browser "
+        "(it works without the VPN).\n\n[source: kb:vpn.md#3] Every employee gets VPN access "
+        "on their first day.",
+    }
+    reply = answer(served, "Does the password reset site need the VPN?", vpn)
+    assert "without the VPN" in reply and "first day" not in reply

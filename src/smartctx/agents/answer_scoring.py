@@ -222,7 +222,12 @@ def score(
             + 0.2 * sum(weight[t] for t in in_context[i]) / total
         )
         typed = bool(types) and has_type(sentence.text, types)
-        entity = len(names & found[i]) / len(names) if names else 0.0
+        # a name tells apart sentences on the question's topic; it does not make one: a
+        # sentence that shares nothing but the name gets no bonus for it ("Can I fly business
+        # class to Tokyo?" is not answered by the hotel limits that list Tokyo)
+        shared_names = names & found[i]
+        on_topic = any(t not in shared_names for t in matched[i])
+        entity = len(shared_names) / len(names) if names and on_topic else 0.0
         value = (1 - w) * lexical + w * sim + type_bonus * typed + entity_bonus * entity
         out.append(Scored(sentence, value, lexical, sim, typed, entity))
     return out
