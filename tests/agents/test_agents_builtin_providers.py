@@ -92,6 +92,24 @@ async def test_agent_answers_from_the_shipped_knowledge_base() -> None:
     assert unrelated.reply == NO_INFORMATION
 
 
+async def test_when_the_budget_holds_one_document_the_best_ranked_stays() -> None:
+    """Hits of one search shared a priority, so eviction took the first admitted, the best:
+    at a 600-token budget "How many vacation days do I get?" lost the leave policy to a long,
+    less relevant chunk and answered "I don't have that information" (found by using the
+    product with a small budget)."""
+    from smartctx.core import get_counter
+
+    best = FakeHit("kb:leave.md#1", "Full-time employees have 25 days of paid annual leave.", 0.9)
+    long = FakeHit("kb:expense.md#1", "Expense policy text. " * 60, 0.4)
+    kb = FakeKB([best, long])
+    agent = Agent(GroundedResponder(), [KnowledgeProvider(kb, k=2)])
+    window = ContextWindow(150, counter=get_counter(), embedder=HashingEmbedder())
+    result = await agent.run("How many days of annual leave do I get?", Thread(window))
+    assert "25 days" in result.reply
+    kept = [s.source_id for s in window.active if s.kind is SlotKind.RAG_DOC]
+    assert "kb:expense.md#1" not in kept
+
+
 async def test_profile_items_become_memory_slots_for_their_owner_only() -> None:
     source = StaticProfileSource(
         {"alice": [("preferred_language", "Korean", "profile:p1"), ("team", "Infra", "profile:p2")]}

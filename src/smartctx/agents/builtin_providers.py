@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
 from smartctx.core import InvalidInput, Slot, SlotKind
+from smartctx.core.slots import DEFAULT_PRIORITY
 
 if TYPE_CHECKING:
     from smartctx.agents.relevance import RelevanceGate
@@ -39,6 +40,10 @@ class KnowledgeSearch(Protocol):
     """
 
     def search(self, query: str, k: int = ...) -> Sequence[KnowledgeHit]: ...
+
+
+RANK_STEP = 0.01
+"""Priority a knowledge hit loses per place in the ranking (below the kind's default)."""
 
 
 class KnowledgeProvider(ContextProvider):
@@ -71,10 +76,13 @@ class KnowledgeProvider(ContextProvider):
             Slot(
                 SlotKind.RAG_DOC,
                 hit.text,
+                # best first: when the budget holds only some, the best-ranked survive (equal
+                # priorities evicted the first admitted, the best, first)
+                priority=DEFAULT_PRIORITY[SlotKind.RAG_DOC] - RANK_STEP * rank,
                 source_id=hit.source_id,
                 metadata={"score": round(float(hit.score), 6), "provider": self.name},
             )
-            for hit in hits
+            for rank, hit in enumerate(hits)
         ]
         shown = query if len(query) <= self.query_chars else query[: self.query_chars - 1] + "…"
         found = ", ".join(hit.source_id for hit in hits) or "(no results)"
