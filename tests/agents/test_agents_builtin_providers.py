@@ -60,6 +60,25 @@ async def test_kb_hits_become_rag_docs_and_the_search_is_logged() -> None:
     )
 
 
+async def test_a_follow_up_that_names_nothing_searches_for_the_exchange_it_follows() -> None:
+    kb = FakeKB([FakeHit("kb:laptops.md#2", "Report a stolen laptop to security.", 0.9)])
+    messages = [
+        Message("user", "My laptop was stolen, what should I do?"),
+        Message("assistant", "Report it."),
+        Message("user", "And who do I tell about it?"),
+    ]
+    context = await KnowledgeProvider(kb, k=1).get_relevant_context(messages)
+    assert context is not None
+    assert kb.queries == [
+        ("My laptop was stolen, what should I do?\nAnd who do I tell about it?", 1)
+    ]
+    assert "stolen, what should I do? / And who" in context.slots[-1].text
+    await KnowledgeProvider(kb, k=1).get_relevant_context(
+        [*messages[:2], Message("user", "Where is the IT desk?")]
+    )
+    assert kb.queries[-1] == ("Where is the IT desk?", 1)  # it names something: alone
+
+
 async def test_no_hits_logs_the_search_only() -> None:
     context = await KnowledgeProvider(FakeKB([])).get_relevant_context(ask("weather?"))
     assert context is not None

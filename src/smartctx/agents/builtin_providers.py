@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
+from smartctx.agents.relevance import topic_words
 from smartctx.core import InvalidInput, Slot, SlotKind
 from smartctx.core.slots import DEFAULT_PRIORITY
 
@@ -68,10 +69,16 @@ class KnowledgeProvider(ContextProvider):
         return "kb"
 
     async def get_relevant_context(self, messages: list[Message]) -> ProvidedContext | None:
-        query = next((m.text for m in reversed(messages) if m.role == "user"), "")
+        asked = [m.text for m in messages if m.role == "user"]
+        query = asked[-1] if asked else ""
         if not query.strip() or self.k == 0:
             return None
-        hits = list(await asyncio.to_thread(self.kb.search, query, self.k))[: self.k]
+        searched = query
+        if len(asked) > 1 and not topic_words(query):
+            # a follow-up that names nothing ("And who do I tell about it?") searches for the
+            # exchange it follows, not for its phrasing
+            searched = f"{asked[-2]}\n{query}"
+        hits = list(await asyncio.to_thread(self.kb.search, searched, self.k))[: self.k]
         slots = [
             Slot(
                 SlotKind.RAG_DOC,
@@ -84,13 +91,14 @@ class KnowledgeProvider(ContextProvider):
             )
             for rank, hit in enumerate(hits)
         ]
-        shown = query if len(query) <= self.query_chars else query[: self.query_chars - 1] + "…"
+        shown = searched.replace("\n", " / ")
+        shown = shown if len(shown) <= self.query_chars else shown[: self.query_chars - 1] + "…"
         found = ", ".join(hit.source_id for hit in hits) or "(no results)"
         log = Slot(
             SlotKind.TOOL_LOG,
             f"kb.search({shown!r}) -> {found}",
             source_id="kb.search",
-            metadata={"query": query, "results": [hit.source_id for hit in hits]},
+            metadata={"query": searched, "results": [hit.source_id for hit in hits]},
         )
         return ProvidedContext(slots=[*slots, log])
 
