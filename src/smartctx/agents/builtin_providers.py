@@ -51,10 +51,13 @@ class KnowledgeProvider(ContextProvider):
     """Retrieves knowledge-base chunks for the last user message.
 
     Returns the at most ``k`` hits as ``rag_doc`` slots (text = the chunk, source id = the
-    chunk's id, e.g. ``kb:vpn.md#1``, ``metadata["score"]``) plus one ``tool_log`` slot recording
-    the call (``kb.search('how do I connect to the VPN') -> kb:vpn.md#1, kb:vpn.md#2``; ``-> (no
-    results)`` when nothing is relevant, then no ``rag_doc`` slot). The search runs in a worker
-    thread (it embeds the query), so it does not block the event loop. Stores nothing.
+    chunk's id, e.g. ``kb:vpn.md#1``, ``metadata["score"]``; priority the kind's default less
+    :data:`RANK_STEP` per place, so a budget too small for all keeps the best) plus one
+    ``tool_log`` slot recording the call (``kb.search('how do I connect to the VPN') ->
+    kb:vpn.md#1, kb:vpn.md#2``; ``-> (no results)`` when nothing is relevant, then no ``rag_doc``
+    slot). A follow-up that names no topic word ("And who do I tell about it?") is searched
+    together with the user message before it. The search runs in a worker thread (it embeds the
+    query), so it does not block the event loop. Stores nothing.
     """
 
     def __init__(self, kb: KnowledgeSearch, k: int = 2, *, query_chars: int = 80) -> None:
