@@ -70,9 +70,13 @@ async def test_openai_compatible_model_over_loopback(start_server: StartServer) 
     assert ("user", "How do I connect to the VPN?") in pairs
     assert ("assistant", first.text) in pairs
     assert pairs[-1] == ("user", "and then?") or ("user", "and then?") in pairs
-    # the follow-up names nothing to search for: the evidence of the exchange it follows is
-    # recalled (the previous turn's knowledge left the window when this turn began)
-    assert any("[recalled from: kb:vpn.md" in content for _, content in pairs)
+    # the follow-up names nothing to search for: the evidence of the exchange it follows is in
+    # the prompt (the knowledge base is searched with the message before it; the previous
+    # turn's knowledge left the window when this turn began)
+    assert any(
+        "[source: kb:vpn.md" in content or "[recalled from: kb:vpn.md" in content
+        for _, content in pairs
+    )
 
 
 async def test_a_failing_model_fails_the_task_and_stores_nothing(
