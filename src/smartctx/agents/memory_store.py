@@ -160,17 +160,19 @@ class AgentMemoryRow(Base):
     meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
 
 
-def _item(row: AgentMemoryRow) -> MemoryItem:
+def _item(row: Any) -> MemoryItem:
+    """The item of an ``agent_memory`` row: a mapped :class:`AgentMemoryRow`, or a row of a
+    textual statement with the same names (its JSON columns may come back as text)."""
     return MemoryItem(
         id=row.item_id,
         owner=row.owner,
         kind=row.kind,
         text=row.text,
         thread=row.thread,
-        provenance=tuple(row.provenance or ()),
+        provenance=tuple(_json(row.provenance) or ()),
         created_at=row.created_at,
         seq=row.seq,
-        metadata=dict(row.meta or {}),
+        metadata=dict(_json(row.meta) or {}),
     )
 
 
@@ -182,7 +184,7 @@ SELECT r->>'owner', r->>'item_id', r->>'kind', r->>'text', r->>'thread', r->'pro
 FROM json_array_elements(CAST(:rows AS json)) WITH ORDINALITY AS e(r, n)
 ORDER BY e.n
 ON CONFLICT (owner, item_id) DO NOTHING
-RETURNING seq, owner, item_id, kind, text, thread, provenance, created_at, metadata
+RETURNING seq, owner, item_id, kind, text, thread, provenance, created_at, metadata AS meta
 """
 )
 """The items of :meth:`SqlMemoryStore._add_in_one_statement`: those already stored (or twice
@@ -266,20 +268,7 @@ class SqlMemoryStore:
             result = await session.execute(
                 _INSERT_ROWS, {"rows": json.dumps(rows, ensure_ascii=False)}
             )
-            out = [
-                MemoryItem(
-                    id=r.item_id,
-                    owner=r.owner,
-                    kind=r.kind,
-                    text=r.text,
-                    thread=r.thread,
-                    provenance=tuple(_json(r.provenance) or ()),
-                    created_at=r.created_at,
-                    seq=r.seq,
-                    metadata=dict(_json(r.metadata) or {}),
-                )
-                for r in result
-            ]
+            out = [_item(row) for row in result]
         return sorted(out, key=lambda i: i.seq)
 
     async def since(self, owner: str, seq: int) -> list[MemoryItem]:

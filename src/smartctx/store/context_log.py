@@ -108,6 +108,16 @@ async def _current_version(s: AsyncSession, owner: str, context_id: str) -> int 
     return int(value) if value is not None else None
 
 
+def _sizes(changes: ChangeSet, now: datetime) -> dict[str, Any]:
+    """The ``contexts`` columns every save sets (besides the version and metadata)."""
+    return {
+        "budget": changes.budget,
+        "log_size": changes.log_size,
+        "event_count": changes.event_count,
+        "updated_at": now,
+    }
+
+
 def _json_rows(rows: Iterable[dict[str, Any]]) -> str:
     return json.dumps(list(rows), ensure_ascii=False)
 
@@ -252,10 +262,7 @@ class ContextStore:
             "context_id": context_id,
             "expected": expected,
             "new_version": expected + 1,
-            "budget": changes.budget,
-            "log_size": changes.log_size,
-            "event_count": changes.event_count,
-            "updated_at": self.clock.now(),
+            **_sizes(changes, self.clock.now()),
             "metadata": None if metadata is None else json.dumps(dict(metadata)),
             "new_slots": _json_rows(slot_row(owner, context_id, x) for x in changes.new_slots),
             "updated_slots": _json_rows(
@@ -285,12 +292,7 @@ class ContextStore:
         metadata: dict[str, Any] | None,
     ) -> None:
         now = self.clock.now()
-        values: dict[str, Any] = {
-            "budget": changes.budget,
-            "log_size": changes.log_size,
-            "event_count": changes.event_count,
-            "updated_at": now,
-        }
+        values = _sizes(changes, now)
         if metadata is not None:
             values["metadata"] = dict(metadata)
         if expected == 0:
