@@ -341,3 +341,46 @@ def test_who_am_i_is_never_answered_from_a_document() -> None:
     assert reply([SYSTEM, password, *intro, *asked[2:], user("Who am I?")]).startswith(
         "Your name is Sofia"
     )
+
+
+RESET = {
+    "role": "system",
+    "content": "[source: kb:password-reset.md#1] ## Resetting a forgotten password\n\n"
+    "1. Go to `password.example.com` from any browser.\n"
+    "2. Enter your company e-mail address and click **Forgot password**.\n"
+    "3. Confirm your identity with the Authenticator app.\n"
+    "4. Choose a new password.\n\n"
+    "Helpdesk staff never ask for your password by e-mail.",
+}
+
+
+def test_a_how_to_question_is_answered_by_the_whole_procedure_one_step_a_line() -> None:
+    # the words of the question ("forgot", "password") sit in step 2; the answer starts at 1
+    out = reply([SYSTEM, RESET, user("I forgot my password, how do I reset it?")])
+    lines = out.split("\n")
+    assert lines[0] == "1. Go to `password.example.com` from any browser."
+    assert [line[:3] for line in lines[:4]] == ["1. ", "2. ", "3. ", "4. "]
+    assert out.endswith("[source: kb:password-reset.md#1]")
+    assert "never ask" not in out
+
+
+def test_a_question_for_one_value_gets_the_step_that_holds_it_unnumbered() -> None:
+    out = reply([SYSTEM, RESET, user("Where do I click forgot password?")])
+    assert out.startswith("Enter your company e-mail address and click Forgot password.")
+    assert "Go to" not in out
+    assert "\n" not in out
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # broken numbering: step 3 is missing, so the list is not a procedure to complete
+        ["1. Open the portal.", "2. Click Forgot password.", "4. Choose a new password."],
+        # too long to be said whole
+        [f"{n}. Forgot password step {n} of the procedure." for n in range(1, 11)],
+    ],
+)
+def test_a_broken_or_long_list_is_not_expanded(steps: list[str]) -> None:
+    doc = {"role": "system", "content": "[source: kb:x.md#1] " + "\n".join(steps)}
+    out = reply([SYSTEM, doc, user("How do I fix a forgotten password?")])
+    assert not out.startswith("1. ")

@@ -31,6 +31,7 @@ from smartctx.agents.rules import (
     requested_phrase,
 )
 from smartctx.agents.text import (
+    asks_how,
     is_question,
     reports_a_problem,
     split_sentences,
@@ -323,10 +324,15 @@ class GroundedResponder:
             if key not in said:
                 said.add(key)
                 chosen.append(sentence)
+        procedure = asks_how(query) and any(s.step is not None for s in chosen)
+        if procedure:
+            # "How do I reset my password?" is answered by the whole procedure, not by the
+            # one step that shares the most words with it
+            chosen = whole_procedures(chosen, sentences)
         # the best sentence's source first; within a source, the document's own order
         first = {s.source: n for n, s in reversed(list(enumerate(chosen)))}
         chosen.sort(key=lambda s: (first[s.source], s.order))
-        return self._say(chosen, lang)
+        return self._say(chosen, lang, numbered=procedure)
 
     @staticmethod
     def _about_user(sentences: Sequence[Sentence]) -> list[tuple[Sentence, float, float]]:
@@ -353,19 +359,26 @@ class GroundedResponder:
         return [(s, 1.0, 1.0) for s in said[:ABOUT_USER_MAX]]
 
     @staticmethod
-    def _say(chosen: Sequence[Sentence], lang: str) -> str:
+    def _say(chosen: Sequence[Sentence], lang: str, *, numbered: bool = False) -> str:
         """``chosen`` as the reply: the user's statements in the second person, each source
-        cited after its sentences, a lead-in in the question's language when it differs."""
-        parts: list[str] = []
+        cited after its sentences, a lead-in in the question's language when it differs;
+        ``numbered``: the steps of a procedure keep their numbers, one step a line ("1. Go to
+        ...")."""
+        answer = ""
         for i, sentence in enumerate(chosen):
             text = (
                 to_second_person(_GREETING.sub("", sentence.text))
                 if sentence.personal
                 else sentence.text
             )
+            step = numbered and sentence.step is not None
+            if step:
+                text = f"{sentence.step}. {text}"
             last_of_source = i + 1 == len(chosen) or chosen[i + 1].source != sentence.source
-            parts.append(f"{text} [source: {sentence.source}]" if last_of_source else text)
-        answer = " ".join(parts)
+            if last_of_source:
+                text = f"{text} [source: {sentence.source}]"
+            after_step = i > 0 and numbered and chosen[i - 1].step is not None
+            answer += ("\n" if step or after_step else " ") + text if answer else text
         lead = LEAD_INS.get(lang)
         if lead is not None and detect_language(answer) != lang:
             return f"{lead.format(source=chosen[0].source)} {answer}"
@@ -436,3 +449,42 @@ class GroundedResponder:
                 while len(self._vectors) > _CACHE_SIZE:
                     self._vectors.popitem(last=False)
         return [float(np.dot(q, local[t])) for t in texts]
+
+
+MAX_STEPS = 8
+"""The longest procedure said whole; a longer list answers with its best steps only."""
+
+
+def whole_procedures(chosen: Sequence[Sentence], sentences: Sequence[Sentence]) -> list[Sentence]:
+    """``chosen`` with every step of each short ordered list (at most :data:`MAX_STEPS` steps,
+    numbered 1, 2, 3 ... in one source) that one of them belongs to, so a procedure is said from
+    its first step to its last. What the user said is never expanded; a list whose numbering is
+    broken (a step missing from ``sentences``) is left as chosen."""
+    at = {s.order: s for s in sentences}
+    out = list(chosen)
+    for sentence in chosen:
+        if sentence.step is None or sentence.personal:
+            continue
+        run = [sentence]
+        while run[0].step != 1:
+            before = at.get(run[0].order - 1)
+            if before is None or before.source != sentence.source or before.step is None:
+                break
+            if before.step != (run[0].step or 0) - 1:
+                break
+            run.insert(0, before)
+        if run[0].step != 1:
+            continue
+        broken = False
+        while True:
+            after = at.get(run[-1].order + 1)
+            if after is None or after.source != sentence.source or after.step is None:
+                break
+            if after.step != (run[-1].step or 0) + 1:
+                broken = True  # "1. 2. 4.": a step was lost on the way
+                break
+            run.append(after)
+        if not broken and len(run) <= MAX_STEPS:
+            taken = {s.order for s in out}
+            out.extend(step for step in run if step.order not in taken)
+    return out

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from smartctx.agents.facts import extract_facts, name_fact, stated_facts
-from smartctx.agents.text import is_question, split_units
+from smartctx.agents.text import is_question, numbered_units
 from smartctx.retrieval.analysis import analyze
 from smartctx.window.chat import EARLIER_ASSISTANT, EARLIER_USER, HEADINGS
 from smartctx.window.summarizer import SUMMARY_PREFIX
@@ -60,7 +60,8 @@ class Sentence:
     ``tokens`` are its analysed words; ``context_tokens`` those of the whole block it came from
     (a heading and its paragraphs), so a sentence in a relevant section scores above a stray one.
     ``personal`` marks text the user said about themselves (memory, conversation), which the
-    responder turns to the second person ("my number" -> "your number").
+    responder turns to the second person ("my number" -> "your number"). ``step`` is its number
+    in an ordered list ("2. Enter the portal address ..."), None for any other sentence.
     """
 
     text: str
@@ -69,6 +70,7 @@ class Sentence:
     context_tokens: frozenset[str]
     order: int
     personal: bool
+    step: int | None = None
 
 
 def _personal_source(source: str) -> bool:
@@ -130,16 +132,16 @@ def extract_knowledge(messages: Sequence[dict[str, str]]) -> list[Sentence]:
     for role, content, is_last_user in _pieces(messages):
         untagged = role == "system" and _TAG.match(content) is None
         untagged = untagged and not content.startswith(SUMMARY_PREFIX)
-        for text, source, tokens, context, personal in _piece_sentences(
+        for text, source, tokens, context, personal, step in _piece_sentences(
             role, content, is_last_user, seen_system
         ):
-            out.append(Sentence(text, source, tokens, context, len(out), personal))
+            out.append(Sentence(text, source, tokens, context, len(out), personal, step))
         if untagged and not _SCAFFOLDING.search(content):
             seen_system = True
     return out
 
 
-_Found = tuple[str, str, frozenset[str], frozenset[str], bool]
+_Found = tuple[str, str, frozenset[str], frozenset[str], bool, int | None]
 
 
 @lru_cache(maxsize=2048)
@@ -147,7 +149,7 @@ def _piece_sentences(
     role: str, content: str, is_last_user: bool, seen_system: bool
 ) -> tuple[_Found, ...]:
     """The sentences one piece of the prompt offers: (text, source, tokens, section tokens,
-    personal), in order."""
+    personal, step in an ordered list), in order."""
     statements_only = False
     if _SCAFFOLDING.search(content):
         return ()  # prompt scaffolding or raw JSON is never evidence
@@ -181,7 +183,7 @@ def _piece_sentences(
     personal = _personal_source(source)
     remembered = source.startswith(("mem:", "pair:"))
     found: list[_Found] = []
-    for raw in split_units(body):
+    for raw, step in numbered_units(body):
         sentence = _ACK.sub("", raw) if source == "summary" else raw
         if is_question(sentence) or (statements_only and _INSTRUCTION.match(sentence)):
             continue
@@ -189,7 +191,7 @@ def _piece_sentences(
             continue  # a remembered complaint ("my VPN drops") answers nothing
         tokens = frozenset(analyze(sentence))
         if tokens:
-            found.append((sentence, source, tokens, context, personal))
+            found.append((sentence, source, tokens, context, personal, step))
     return tuple(found)
 
 

@@ -39,7 +39,7 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_ITEM = re.compile(r"^\s*(?:[-*+]|(?P<number>\d+)[.)])\s+")
 MAX_ITEM_WORDS = 80
 
 
@@ -47,19 +47,46 @@ def split_units(text: str) -> list[str]:
     """Like :func:`split_sentences`, but a list item up to :data:`MAX_ITEM_WORDS` words stays
     one unit ("4. Approve the push ... The prompt expires after 60 seconds ..."): the
     sentences of one step answer together."""
-    out: list[str] = []
+    return [unit for unit, _ in numbered_units(text)]
+
+
+def numbered_units(text: str) -> list[tuple[str, int | None]]:
+    """:func:`split_units` with each unit's number in an ordered list ("2. Enter the portal
+    address ..." -> 2), None for any other unit (a sentence, a bullet, a long item cut into
+    sentences)."""
+    out: list[tuple[str, int | None]] = []
     for block in _BREAK.split(text):
         stripped = block.strip()
         if not stripped or stripped.startswith("#"):
             continue
         joined = " ".join(line.strip() for line in stripped.splitlines())
-        if _ITEM.match(joined) and len(joined.split()) <= MAX_ITEM_WORDS:
+        item = _ITEM.match(joined)
+        if item is not None and len(joined.split()) <= MAX_ITEM_WORDS:
             clean = _MARKUP.sub("", _MARKUP.sub("", joined)).strip()
             if clean:
-                out.append(clean)
+                number = item.group("number")
+                out.append((clean, int(number) if number is not None else None))
             continue
-        out.extend(split_sentences(stripped))
+        out.extend((sentence, None) for sentence in split_sentences(stripped))
     return out
+
+
+_HOW_TO = re.compile(
+    r"\bhow\s+(?:do|does|can|could|should|would|to)\b|\bwhat\s+(?:are\s+the\s+)?steps\b"
+    r"|\bwhat\s+(?:do|should)\s+i\s+do\b|\bset\s*up\b"  # English
+    r"|\bwie\s+(?:kann|k\u00f6nnen|mache|machen|muss|m\u00fcssen|soll|sollen|gehe|geht|"
+    r"richte|verbinde|bekomme|beantrage|setze|melde|reiche)\b"  # German
+    r"|\bcomment\b|\bc[o\u00f3]mo\b|\bcome\s+(?:posso|faccio|si)\b"  # French, Spanish, Italian
+    r"|\uc5b4\ub5bb\uac8c|\u0915\u0948\u0938\u0947",  # Korean, Hindi
+    re.IGNORECASE,
+)
+
+
+def asks_how(question: str) -> bool:
+    """True for a question that asks how to do something ("How do I reset my password?",
+    "Wie verbinde ich mich mit dem VPN?", "Comment se connecter ?"): its answer is a
+    procedure. "How many ...", "How long ..." ask for a value, not a procedure."""
+    return _HOW_TO.search(question) is not None
 
 
 def to_second_person(sentence: str) -> str:
