@@ -36,6 +36,7 @@ def test_numbered_units_keep_the_number_of_an_ordered_list_item() -> None:
         "What are the steps to submit a claim?",
         "Wie verbinde ich mich mit dem VPN?",
         "Comment se connecter au VPN ?",
+        "Pour le VPN, comment je me connecte ?",
         "¿Cómo pido un taxi?",
         "VPN 어떻게 연결해요?",
     ],
@@ -51,6 +52,8 @@ def test_a_question_asking_how_to_do_something_asks_how(question: str) -> None:
         "How long must a password be?",
         "Wie viele Urlaubstage habe ich?",
         "What is the hotel limit in London?",
+        "Can I add a comment to my claim?",
+        "Is a hotel like the Ritz covered, como siempre?",
     ],
 )
 def test_a_question_for_a_value_does_not_ask_how(question: str) -> None:

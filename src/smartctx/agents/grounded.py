@@ -147,7 +147,10 @@ class GroundedResponder:
        scoring at least ``second_ratio`` of it (at most ``max_sentences``; from another document,
        with at least ``second_ratio`` of its similarity too; what the user said of themselves
        is not mixed with other evidence), are said in context
-       order, each source cited after its sentences as ``[source: <id>]``; what the user said
+       order, each source cited after its sentences as ``[source: <id>]``. A question asking
+       how to do something (:func:`~smartctx.agents.text.asks_how`) whose chosen sentences
+       include a step of a short ordered list gets every step of that list, numbered, one a
+       line (:func:`whole_procedures`): the procedure from its first step. What the user said
        about themselves is turned to the second person. A question in another language gets a
        lead-in in its language naming the source, then the evidence as written
        (:mod:`smartctx.agents.language`). When nothing qualifies the reply is

@@ -76,7 +76,8 @@ _HOW_TO = re.compile(
     r"|\bwhat\s+(?:do|should)\s+i\s+do\b|\bset\s*up\b"  # English
     r"|\bwie\s+(?:kann|k\u00f6nnen|mache|machen|muss|m\u00fcssen|soll|sollen|gehe|geht|"
     r"richte|verbinde|bekomme|beantrage|setze|melde|reiche)\b"  # German
-    r"|\bcomment\b|\bc[o\u00f3]mo\b|\bcome\s+(?:posso|faccio|si)\b"  # French, Spanish, Italian
+    r"|^\W*comment\b|\bcomment\s+(?:je|on|puis|faire|se|dois|peut|peux|est-ce)\b"  # French
+    r"|^\W*c[o\u00f3]mo\b|\bc\u00f3mo\b|\bcome\s+(?:posso|faccio|si)\b"  # Spanish, Italian
     r"|\uc5b4\ub5bb\uac8c|\u0915\u0948\u0938\u0947",  # Korean, Hindi
     re.IGNORECASE,
 )
