@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from smartctx.bench.locomo import LocomoConfig, run_locomo
+from smartctx.bench.locomo import BANDS, NO_SHARED_WORD, LocomoConfig, run_locomo
 from smartctx.bench.locomo_cache import CachedEmbedder
 from smartctx.bench.locomo_data import default_data_path, load_locomo, parse_session_date
 from smartctx.cli import app
@@ -62,6 +62,14 @@ def test_run_measures_recall_and_retention(locomo_file: Path) -> None:
     assert small["recalled_per_question"] > 0
     assert 0 < small["prompt_tokens"] <= 256
     assert small["active_summaries"] <= 1
+    # Every evidence turn is placed in one band; those missed at 10 that share no word with
+    # their question (the travel turns: "Kyoto", "puppy") are counted apart.
+    ranks = out["evidence_ranks"]
+    assert sum(ranks["all"][band] for band in BANDS) == 6
+    assert ranks["4"]["top 10"] == 2
+    travel = ranks["1"]
+    assert sum(travel[band] for band in BANDS) == 4
+    assert travel[NO_SHARED_WORD] == 4 - travel["top 10"]
 
 
 def test_smart_window_is_the_product_window(locomo_file: Path) -> None:
@@ -131,6 +139,7 @@ def test_cli_writes_json_docs_and_plot(locomo_file: Path, tmp_path: Path) -> Non
     text = docs.read_text()
     assert "STALE-SECTION" not in text
     assert "smartctx bench locomo --embedder hashing --limit 1" in text
+    assert "| 1 multi-hop | 2 |" in text  # where the travel question's two evidence turns rank
     # Another embedder than e5 writes its own section and plot beside e5's.
     assert "<!-- bench:locomo -->" not in text and "bench-locomo-hashing.png" in text
     assert (docs.parent / "bench-locomo-hashing.png").stat().st_size > 1000

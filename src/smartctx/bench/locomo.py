@@ -6,6 +6,9 @@ date, speaker in metadata). For each question of categories 1-4:
 - recall@k (k = 5, 10, 25, 50): the share of its evidence turns among the top k turns retrieved
   for the question (the LoCoMo paper's Table 3 measure), for smartctx's ``HybridRecaller`` and for
   plain BM25 (lower-cased words, no stemming, no stop words, the turn text alone);
+- where each evidence turn ranks for smartctx (top 10, 11-50, beyond 50), and how many of those
+  missed at 10 share no word with the question (analysed as BM25 does, the speakers' names left
+  out): those only the embedder's sense of meaning can find;
 - retention at budgets (512, 1,024, 2,048, 4,096 tokens): the share of its evidence turns whose
   text is verbatim in the prompt assembled for the question, for the smartctx window (a
   ``ContextWindow`` with a ``HybridRecaller`` attached; the prompt is ``assemble(question)``)
@@ -20,17 +23,17 @@ parameter is fixed once for the whole run (see :class:`LocomoConfig`).
 from __future__ import annotations
 
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from smartctx.bench.locomo_data import CATEGORIES, LoCoMo
+from smartctx.bench.locomo_data import CATEGORIES, Conversation, LoCoMo, Question
 from smartctx.bench.locomo_windows import FifoWindow, SmartWindow, conversation_slots, retained
 from smartctx.core.embeddings import Embedder
 from smartctx.core.slots import Slot
 from smartctx.core.tokens import TokenCounter
-from smartctx.retrieval.analysis import words
+from smartctx.retrieval.analysis import analyze, words
 from smartctx.retrieval.hybrid import HybridIndex
 from smartctx.retrieval.keys_tiers import KeyExtractor
 from smartctx.retrieval.tiered import TieredRecaller, TierWeights
@@ -90,6 +93,14 @@ class LocomoResult:
     cv: dict[str, Any] | None = None
     holdout: dict[str, Any] | None = None
     qa: dict[str, Any] | None = None
+    ranks: Counter[str] = field(default_factory=Counter)
+    """Evidence turns by ``"<category or all>|<band>"`` (:data:`BANDS`, and ``"no shared
+    word"`` for those missed at 10 that share no word with their question)."""
+
+    def evidence_ranks(self) -> dict[str, dict[str, int]]:
+        """``{"all" | category: {band: evidence turns}}`` (see :attr:`ranks`)."""
+        groups = ["all", *(str(c) for c in sorted(self.per_category))]
+        return {g: {b: self.ranks[f"{g}|{b}"] for b in (*BANDS, NO_SHARED_WORD)} for g in groups}
 
     def add_window(self, budget: int, composition: dict[str, int]) -> None:
         """Sum one conversation's window composition into the budget's totals."""
@@ -159,6 +170,7 @@ class LocomoResult:
             "qa": self.qa,
             "fifo": {"retention": self.table("fifo", "retention")},
             "bm25": {"recall": self.table("bm25", "recall")},
+            "evidence_ranks": self.evidence_ranks(),
             "categories": {
                 c: {
                     "name": name,
@@ -173,6 +185,39 @@ class LocomoResult:
                 for c, name in cats.items()
             },
         }
+
+
+BANDS = ("top 10", "11-50", "beyond 50")
+"""Where an evidence turn ranks for smartctx (50 is the deepest ``k``)."""
+NO_SHARED_WORD = "missed at 10, no shared word"
+
+
+def _rank_evidence(
+    result: LocomoResult, conv: Conversation, question: Question, ranked: list[str]
+) -> None:
+    """Count where ``question``'s evidence turns rank and which missed ones share no word."""
+    place = {dia: i for i, dia in enumerate(ranked)}
+    names = {w for who in conv.speakers for w in analyze(who)}
+    asked = set(analyze(question.text)) - names
+    turns = {t.dia_id: t for t in conv.turns}
+    for dia in question.evidence:
+        rank = place.get(dia)
+        band = (
+            BANDS[0]
+            if rank is not None and rank < 10
+            else BANDS[1]
+            if rank is not None
+            else BANDS[2]
+        )
+        found = [band]
+        turn = turns.get(dia)
+        if band != BANDS[0] and turn is not None:
+            said = set(analyze(f"{turn.text} {turn.caption}")) - names
+            if not asked & said:
+                found.append(NO_SHARED_WORD)
+        for name in found:
+            result.ranks[f"all|{name}"] += 1
+            result.ranks[f"{question.category}|{name}"] += 1
 
 
 def _recall_at(ranked: list[str], evidence: tuple[str, ...], k: int) -> float:
@@ -219,7 +264,7 @@ def run_locomo(
     result = LocomoResult(cfg, conversations=len(data.conversations), turns=data.turns)
     result.skipped = dict(data.skipped)
     result.embedder = embedder.name if embedder is not None else "none (BM25 only)"
-    depth = max(cfg.ks)
+    depth = max(*cfg.ks, 50)  # deep enough for the rank bands (BANDS) whatever the ks
     index_s = query_s = 0.0
     keys = 0
     for conv in data.conversations:
@@ -256,6 +301,7 @@ def run_locomo(
             started = time.perf_counter()
             ranked = [s.source_id or "" for s, _ in recaller.rank(question.text, slots, depth)]
             query_s += time.perf_counter() - started
+            _rank_evidence(result, conv, question, ranked)
             lexical = [h.id for h in bm25.search(question.text, depth)]
             for k in cfg.ks:
                 result.means.add(

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from smartctx.bench.docs import machine_line
-from smartctx.bench.locomo import LocomoConfig, LocomoResult
+from smartctx.bench.locomo import BANDS, NO_SHARED_WORD, LocomoConfig, LocomoResult
 from smartctx.bench.locomo_data import CATEGORIES
 
 DRAGON = {"5": 0.567, "10": 0.662, "25": 0.767, "50": 0.827}
@@ -114,6 +114,7 @@ def markdown(result: LocomoResult, command: str, *, image: str = "bench-locomo.p
             f"{_pct(result.value('smartctx', 'retention', 1024, c))} | "
             f"{_pct(result.value('fifo', 'retention', 1024, c))} |"
         )
+    lines += _rank_table(result)
     lines += _cv_categories(result)
     lines += ["", "Targets (issue 13):", "", "| target | met | figures |", "| --- | --- | --- |"]
     for name, met, figures in targets(result.to_json()):
@@ -204,6 +205,34 @@ def _cost(result: LocomoResult) -> list[str]:
         "(first pass, second hop and ranking; second-hop queries embedded when not cached).",
         "",
     ]
+
+
+def _rank_table(result: LocomoResult) -> list[str]:
+    """Where the evidence turns rank, per category, and how many of those missed at 10 share
+    no word with their question (only meaning can find them)."""
+    ranks = result.evidence_ranks()
+    if not sum(ranks["all"].values()):
+        return []
+    lines = [
+        "",
+        "Where the evidence turns rank for smartctx (default weights; % of evidence turns), and "
+        "of those missed at 10, the share that has no word in common with its question (words "
+        "analysed as BM25 does, the speakers' names left out), which only the embedder's sense "
+        "of meaning can bring up:",
+        "",
+        "| category | evidence turns | " + " | ".join(BANDS) + " | missed at 10 sharing no word |",
+        "| --- | ---: |" + " ---: |" * (len(BANDS) + 1),
+    ]
+    for group, counts in ranks.items():
+        total = sum(counts[b] for b in BANDS)
+        if not total:
+            continue
+        missed = total - counts[BANDS[0]]
+        label = "all" if group == "all" else f"{group} {CATEGORIES[int(group)]}"
+        shares = " | ".join(_pct(counts[b] / total) for b in BANDS)
+        unshared = _pct(counts[NO_SHARED_WORD] / missed) if missed else "-"
+        lines.append(f"| {label} | {total:,} | {shares} | {unshared} |")
+    return lines
 
 
 def _cv_rows(result: LocomoResult) -> list[str]:
