@@ -67,6 +67,29 @@ def test_session_and_entity_keys_carry_provenance() -> None:
     assert lisbon.span is not None and lisbon.span[0].month == 5 and lisbon.span[1].month == 6
 
 
+def test_an_entity_key_grown_turn_by_turn_and_forgotten_is_dated_as_one_built_at_once() -> None:
+    from smartctx.retrieval.keys_tiers import Entities
+
+    speakers = frozenset({"Ana", "Ben"})
+    turns = [
+        turn(1, "Ana", "It was sunny in Lisbon.", when="2023-06-02T10:00"),
+        turn(2, "Ben", "I loved Lisbon in May.", when="2023-05-08T13:56"),
+        turn(3, "Ana", "Back to Lisbon in July!", when="2023-07-20T09:00"),
+    ]
+    grown = Entities()
+    for one in turns:  # as a served recaller indexes: a turn at a time, out of date order
+        grown.add([one], speakers)
+    assert grown.key("Lisbon") == entity_keys(turns, speakers=speakers)[0]
+    span = grown.key("Lisbon").span
+    assert span is not None and (span[0].month, span[1].month) == (5, 7)
+    grown.forget({"t1.3"})  # the July turn: the span shrinks back
+    once = entity_keys(turns[:2], speakers=speakers)[0]
+    assert grown.key("Lisbon").span == once.span
+    assert grown.key("Lisbon").provenance == once.provenance == ("t1.1", "t1.2")
+    grown.forget({"t1.1", "t1.2"})
+    assert "Lisbon" not in grown.where and "Lisbon" not in grown.span
+
+
 def test_the_key_table_dates_keys_as_overlap_does() -> None:
     from datetime import date, timedelta
 

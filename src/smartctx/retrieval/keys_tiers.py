@@ -226,45 +226,61 @@ def session_keys(
 
 
 class Entities:
-    """The names mentioned so far, with the turns that mention each and its first ``sentences``
-    sentences; grows a turn at a time (cost: the new turns' text)."""
+    """The names mentioned so far, with the turns that mention each, its first ``sentences``
+    sentences and the span of days of its mentions; grows a turn at a time (cost: the new
+    turns' text; a name mentioned in every turn does not make a turn dearer to date)."""
 
     def __init__(self, sentences: int = 6) -> None:
         self.sentences = sentences
         self.where: dict[str, list[Slot]] = defaultdict(list)
         self.said: dict[str, list[str]] = defaultdict(list)
+        self.span: dict[str, tuple[date, date]] = {}
 
     def add(self, turns: Sequence[Slot], speakers: frozenset[str]) -> list[str]:
         """Note the names in ``turns``; returns those touched, in order of mention, each once."""
         touched: dict[str, None] = {}
         for slot in turns:
             who = speaker_of(slot)
+            day = day_of(slot)
             for sentence in _SENTENCE.split(slot.text.strip()):
                 for name in names(sentence, speakers):
                     where = self.where[name]
                     if not where or where[-1].id != slot.id:
                         where.append(slot)
+                        self._widen(name, day)
                     if len(self.said[name]) < self.sentences:
                         self.said[name].append(f"{who}: {sentence}" if who else sentence)
                     touched[name] = None
         return list(touched)
 
+    def _widen(self, name: str, day: date | None) -> None:
+        if day is None:
+            return
+        first, last = self.span.get(name, (day, day))
+        self.span[name] = (min(first, day), max(last, day))
+
     def forget(self, slot_ids: set[str]) -> None:
         """Drop these turns from every name (a name left with none is dropped)."""
         for name in list(self.where):
-            self.where[name] = [s for s in self.where[name] if s.id not in slot_ids]
-            if not self.where[name]:
+            kept = [s for s in self.where[name] if s.id not in slot_ids]
+            if len(kept) == len(self.where[name]):
+                continue
+            self.where[name] = kept
+            self.span.pop(name, None)
+            if not kept:
                 del self.where[name]
                 self.said.pop(name, None)
+                continue
+            for slot in kept:
+                self._widen(name, day_of(slot))
 
     def key(self, name: str) -> TierKey:
         """The key of ``name``: the name and its first sentences, dated by first and last
         mention, pointing to every turn that mentions it."""
         slots = self.where[name]
-        days = sorted(d for s in slots if (d := day_of(s)) is not None)
-        span = (days[0], days[-1]) if days else None
         text = f"{name}. " + " ".join(self.said[name])
-        return TierKey(f"entity:{name}", "entity", text, tuple(s.id for s in slots), span)
+        ids = tuple(s.id for s in slots)
+        return TierKey(f"entity:{name}", "entity", text, ids, self.span.get(name))
 
 
 def entity_keys(
