@@ -291,9 +291,22 @@ INTRODUCED = [
 ]
 
 
-@pytest.mark.parametrize("question", ["Who am I?", "Do you know who I am?", "Wer bin ich?"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who am I?",
+        "Do you know who I am?",
+        "Wer bin ich?",
+        "What's my name?",
+        "whats my name again?",
+        "Do you remember my name?",
+        "Wie heiße ich?",
+        "¿Cómo me llamo?",
+    ],
+)
 def test_who_am_i_is_answered_with_the_users_name(question: str) -> None:
     answer = reply([*INTRODUCED, user(question)])
+    assert answer.startswith("Your name is Priya")  # no "Laut conversation ...": not a document
     # the name, not the latest statement, and not the greeting that opened the introduction
     assert "Your name is Priya" in answer and "desk" not in answer and "Hi," not in answer
 
@@ -384,3 +397,33 @@ def test_a_broken_or_long_list_is_not_expanded(steps: list[str]) -> None:
     doc = {"role": "system", "content": "[source: kb:x.md#1] " + "\n".join(steps)}
     out = reply([SYSTEM, doc, user("How do I fix a forgotten password?")])
     assert not out.startswith("1. ")
+
+
+def test_whats_my_name_finds_an_introduction_brought_back_from_the_archive() -> None:
+    # the served prompt after one more question: the introduction is an earlier message (the
+    # "s" of "what's" once kept this from reaching the overlap an earlier statement needs)
+    earlier = {
+        "role": "system",
+        "content": "## Earlier messages\n[earlier user message] Hi, I'm Lee.",
+    }
+    asked = [user("How many days of annual leave do I get?"), assistant("25 days.")]
+    answer = reply([SYSTEM, earlier, *asked, user("What's my name?")])
+    assert answer.startswith("Your name is Lee")
+
+
+def test_a_step_that_shares_one_word_with_the_question_does_not_open_its_procedure() -> None:
+    reset = {
+        "role": "system",
+        "content": "[source: kb:password-reset.md#1] 1. Go to `password.example.com` (no VPN "
+        "needed).\n2. Click **Forgot password**.\n3. Confirm with the code sent to your phone.",
+    }
+    vpn = {
+        "role": "system",
+        "content": "[source: kb:vpn.md#1] The VPN disconnects after 12 hours of inactivity.",
+    }
+    # a low threshold, so that the steps naming "VPN" and "phone" are chosen at all
+    out = reply([SYSTEM, reset, vpn, user("How do I set up the VPN on my phone?")], threshold=0.1)
+    assert not out.startswith("1. ") and "\n" not in out
+    # the same list opens for a question it is about
+    out = reply([SYSTEM, reset, vpn, user("How do I reset a forgotten password?")])
+    assert out.startswith("1. Go to `password.example.com`")

@@ -85,19 +85,23 @@ def test_a_follow_up_that_names_nothing_is_searched_with_the_exchange_it_follows
 
 
 def test_a_short_request_searched_with_the_message_before_it_is_also_judged_alone() -> None:
-    # "What is my name?" names too little, so it is searched after the previous question; the
-    # user's own statement of their name bears on it alone, not on the two questions together
+    # "And my desk?" names too little, so it is searched after the previous question; the
+    # user's own statement of their desk bears on it alone, not on the two questions together
 
     slots = [
-        Slot(SlotKind.USER, "My name is Dana."),
+        Slot(SlotKind.USER, "My desk is in room 4B."),
         Slot(SlotKind.RAG_DOC, "Lunch is served at noon in the canteen", source_id="kb:lunch"),
     ]
-    query = contextual_query("What is my name?", "How many vacation days do I get?")
+    query = contextual_query("And my desk?", "How many vacation days do I get?")
     assert "\n" in query  # the request alone is elliptical
     gate = RelevanceGate(None)
     assert max(gate.scores(query, [slots[0].text], symmetric=True)) < gate.threshold
     ranked = GatedRecaller(InOrder(), gate, top=8).rank(query, slots, 10)
-    assert [slot.text for slot, _ in ranked] == ["My name is Dana."]
+    assert [slot.text for slot, _ in ranked] == ["My desk is in room 4B."]
+    # a question of the user's name is about the user, never read with the question before it
+    assert contextual_query("What's my name?", "How many vacation days do I get?") == (
+        "What is my name?"
+    )
 
 
 def test_a_self_introduction_bears_on_a_question_about_the_name() -> None:

@@ -9,6 +9,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -149,10 +150,11 @@ class GroundedResponder:
        is not mixed with other evidence), are said in context
        order, each source cited after its sentences as ``[source: <id>]``. A question asking
        how to do something (:func:`~smartctx.agents.text.asks_how`) whose chosen sentences
-       include a step of a short ordered list gets every step of that list, numbered, one a
-       line (:func:`whole_procedures`): the procedure from its first step. What the user said
-       about themselves is turned to the second person. A question in another language gets a
-       lead-in in its language naming the source, then the evidence as written
+       include a step of a short ordered list plainly on its topic gets every step of that
+       list, numbered, one a line (:func:`whole_procedures`): the procedure from its first
+       step. What the user said about themselves is turned to the second person. A question in
+       another language gets a lead-in in its language naming the document quoted (none before
+       what the user said), then the evidence as written
        (:mod:`smartctx.agents.language`). When nothing qualifies the reply is
        :data:`NO_INFORMATION` (in another language, its translation followed by it).
     5. **Post-filter.** A reply containing a forbidden phrase (ignoring case, spacing and
@@ -331,7 +333,8 @@ class GroundedResponder:
         if procedure:
             # "How do I reset my password?" is answered by the whole procedure, not by the
             # one step that shares the most words with it
-            chosen = whole_procedures(chosen, sentences)
+            chosen = whole_procedures(chosen, sentences, topic_words(searched))
+            procedure = any(s.step is not None for s in chosen)
         # the best sentence's source first; within a source, the document's own order
         first = {s.source: n for n, s in reversed(list(enumerate(chosen)))}
         chosen.sort(key=lambda s: (first[s.source], s.order))
@@ -383,7 +386,8 @@ class GroundedResponder:
             after_step = i > 0 and numbered and chosen[i - 1].step is not None
             answer += ("\n" if step or after_step else " ") + text if answer else text
         lead = LEAD_INS.get(lang)
-        if lead is not None and detect_language(answer) != lang:
+        if lead is not None and not chosen[0].personal and detect_language(answer) != lang:
+            # names the document quoted; what the user said is said back, no document named
             return f"{lead.format(source=chosen[0].source)} {answer}"
         return answer
 
@@ -458,15 +462,28 @@ MAX_STEPS = 8
 """The longest procedure said whole; a longer list answers with its best steps only."""
 
 
-def whole_procedures(chosen: Sequence[Sentence], sentences: Sequence[Sentence]) -> list[Sentence]:
+def whole_procedures(
+    chosen: Sequence[Sentence], sentences: Sequence[Sentence], topic: Sequence[str]
+) -> list[Sentence]:
     """``chosen`` with every step of each short ordered list (at most :data:`MAX_STEPS` steps,
     numbered 1, 2, 3 ... in one source) that one of them belongs to, so a procedure is said from
-    its first step to its last. What the user said is never expanded; a list whose numbering is
-    broken (a step missing from ``sentences``) is left as chosen."""
+    its first step to its last. Only a step plainly on the question's ``topic`` (its topic
+    words) opens its procedure: it holds two of those the context knows at all, or the one the
+    context knows ("How do I set up the VPN on my phone?" does not get the password reset
+    because a step of it mentions a phone). What the user said is never expanded; a list whose
+    numbering is broken (a step missing from ``sentences``) is left as chosen; steps of a
+    procedure not opened are said without their numbers."""
+    known = frozenset().union(*(s.tokens for s in sentences))
+    asked = [t for t in dict.fromkeys(topic) if t in known or derived_in(t, known)]
+    need = min(2, len(asked))
     at = {s.order: s for s in sentences}
     out = list(chosen)
+    opened: set[int] = set()
     for sentence in chosen:
-        if sentence.step is None or sentence.personal:
+        if sentence.step is None or sentence.personal or not need:
+            continue
+        shared = sum(1 for t in asked if t in sentence.tokens or derived_in(t, sentence.tokens))
+        if shared < need:
             continue
         run = [sentence]
         while run[0].step != 1:
@@ -490,4 +507,5 @@ def whole_procedures(chosen: Sequence[Sentence], sentences: Sequence[Sentence]) 
         if not broken and len(run) <= MAX_STEPS:
             taken = {s.order for s in out}
             out.extend(step for step in run if step.order not in taken)
-    return out
+            opened.update(step.order for step in run)
+    return [s if s.step is None or s.order in opened else replace(s, step=None) for s in out]

@@ -156,7 +156,11 @@ ELLIPTICAL_TERMS = 3
 
 _IDENTITY = re.compile(
     r"^\W*(?:who\s+am\s+i|do\s+you\s+(?:know|remember)\s+who\s+i\s+am|wer\s+bin\s+ich"
-    r"|wei(?:ss|ß)t\s+du,?\s+wer\s+ich\s+bin|qui\s+suis[- ]je|qui[eé]n\s+soy(?:\s+yo)?)\W*$",
+    r"|wei(?:ss|ß)t\s+du,?\s+wer\s+ich\s+bin|qui\s+suis[- ]je|qui[eé]n\s+soy(?:\s+yo)?"
+    # the name itself, as people ask it ("What's my name?" analyses to "s" and "name")
+    r"|what(?:'s|’s|s|\s+is|\s+was)\s+my\s+name(?:\s+again)?"
+    r"|do\s+you\s+(?:know|remember)\s+my\s+name|tell\s+me\s+my\s+name"
+    r"|wie\s+hei(?:ss|ß)e\s+ich|comment\s+je\s+m'?\s*appelle|c[oó]mo\s+me\s+llamo)\W*$",
     re.IGNORECASE,
 )
 _ABOUT_USER = re.compile(
