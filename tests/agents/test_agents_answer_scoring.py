@@ -314,3 +314,20 @@ def test_a_shared_name_alone_does_not_make_a_sentence_an_answer(served: Grounded
     }
     reply = answer(served, "Does the password reset site need the VPN?", vpn)
     assert "without the VPN" in reply and "first day" not in reply
+
+
+def test_a_how_to_question_in_another_language_gets_the_whole_procedure(
+    served: GroundedResponder,
+) -> None:
+    reset = {
+        "role": "system",
+        "content": "[source: kb:password-reset.md#1] ## Resetting a forgotten password\n\n"
+        "1. Go to `password.example.com` from any browser.\n"
+        "2. Enter your company e-mail address and click **Forgot password**.\n"
+        "3. Confirm your identity with the Authenticator app.\n"
+        "4. Choose a new password and sign in again on every device.",
+    }
+    out = answer(served, "Wie setze ich mein Passwort zurück?", reset)
+    lead, *steps = out.split("\n")
+    assert lead.startswith("Laut kb:password-reset.md#1")
+    assert [step[:3] for step in steps] == ["1. ", "2. ", "3. ", "4. "]

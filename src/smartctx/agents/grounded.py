@@ -388,7 +388,8 @@ class GroundedResponder:
         lead = LEAD_INS.get(lang)
         if lead is not None and not chosen[0].personal and detect_language(answer) != lang:
             # names the document quoted; what the user said is said back, no document named
-            return f"{lead.format(source=chosen[0].source)} {answer}"
+            gap = "\n" if numbered and chosen[0].step is not None else " "
+            return f"{lead.format(source=chosen[0].source)}{gap}{answer}"
         return answer
 
     def rank(self, query: str, sentences: Sequence[Sentence]) -> list[tuple[Sentence, float]]:
@@ -467,23 +468,27 @@ def whole_procedures(
 ) -> list[Sentence]:
     """``chosen`` with every step of each short ordered list (at most :data:`MAX_STEPS` steps,
     numbered 1, 2, 3 ... in one source) that one of them belongs to, so a procedure is said from
-    its first step to its last. Only a step plainly on the question's ``topic`` (its topic
-    words) opens its procedure: it holds two of those the context knows at all, or the one the
-    context knows ("How do I set up the VPN on my phone?" does not get the password reset
-    because a step of it mentions a phone). What the user said is never expanded; a list whose
-    numbering is broken (a step missing from ``sentences``) is left as chosen; steps of a
-    procedure not opened are said without their numbers."""
+    its first step to its last. ``chosen`` is best first. Only a step plainly on the question's
+    ``topic`` (its topic words) opens its procedure: it holds two of those the context knows at
+    all, or the one the context knows ("How do I set up the VPN on my phone?" does not get the
+    password reset because a step of it mentions a phone); when the context knows none of them
+    (a question in another language), the best sentence alone may open its procedure. What the
+    user said is never expanded; a list whose numbering is broken (a step missing from
+    ``sentences``) is left as chosen; steps of a procedure not opened are said without their
+    numbers."""
     known = frozenset().union(*(s.tokens for s in sentences))
     asked = [t for t in dict.fromkeys(topic) if t in known or derived_in(t, known)]
     need = min(2, len(asked))
     at = {s.order: s for s in sentences}
     out = list(chosen)
     opened: set[int] = set()
-    for sentence in chosen:
-        if sentence.step is None or sentence.personal or not need:
+    for rank, sentence in enumerate(chosen):
+        if sentence.step is None or sentence.personal:
             continue
         shared = sum(1 for t in asked if t in sentence.tokens or derived_in(t, sentence.tokens))
-        if shared < need:
+        if shared < need or (not need and rank > 0):
+            # a question whose words the context does not know (another language) opens only
+            # the procedure of its best sentence, chosen by meaning
             continue
         run = [sentence]
         while run[0].step != 1:
