@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -331,3 +332,33 @@ def test_a_how_to_question_in_another_language_gets_the_whole_procedure(
     lead, *steps = out.split("\n")
     assert lead.startswith("Laut kb:password-reset.md#1")
     assert [step[:3] for step in steps] == ["1. ", "2. ", "3. ", "4. "]
+
+
+def test_beside_a_sentence_holding_the_value_asked_for_one_holding_none_is_left_out(
+    served: GroundedResponder,
+) -> None:
+    import smartctx
+
+    doc = (Path(smartctx.__file__).parent / "data/kb/expense-reimbursement.md").read_text("utf-8")
+    section = doc[: doc.index("## Non-reimbursable")]  # the chunk a search brings: kb:...#1
+    policy = {"role": "system", "content": f"[source: kb:expense-reimbursement.md#1] {section}"}
+    out = answer(served, "What is the meal allowance when travelling?", policy)
+    # not "This policy covers every business expense ..., meals with customers ..." first
+    assert out.startswith("Meals: a daily allowance of USD 60 while travelling")
+
+
+def test_a_second_sentence_without_the_value_asked_for_is_not_said(
+    served: GroundedResponder,
+) -> None:
+    import smartctx
+
+    doc = (Path(smartctx.__file__).parent / "data/kb/password-reset.md").read_text("utf-8")
+    steps, rules = doc.split("## Password rules")
+    context = [
+        {"role": "system", "content": f"[source: kb:password-reset.md#1] {steps}"},
+        {"role": "system", "content": f"[source: kb:password-reset.md#2] ## Password rules{rules}"},
+    ]
+    out = answer(served, "How long must a new password be?", *context)
+    # "Choose a new password and sign in again ..." shares words but holds no length
+    assert out.startswith("Passwords must have at least 14 characters")
+    assert "Choose a new password" not in out

@@ -83,7 +83,10 @@ _ASKS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"\bhow\s+many\b|\bwie\s+viele\b|\bcu[aá]nt[oa]s\b|\bnumber\b|몇", re.I),
      ("count",)),
     (re.compile(r"\bhow\s+often\b|\bwie\s+oft\b|\bcada\s+cu[aá]nt", re.I), ("frequency",)),
-    (re.compile(r"\bwhen\b|\bwann\b|\bcu[aá]ndo\b|언제|\bdeadline\b", re.I), ("time",)),
+    # "when" asks for a time where it opens the question ("When do I get paid?", "By when
+    # ...?"); inside one it sets a condition ("the meal allowance when travelling")
+    (re.compile(r"^\W*(?:(?:by|until|since)\s+)?when\b|\bwann\b|\bcu[aá]ndo\b|언제|\bdeadline\b",
+                re.I), ("time",)),
     (re.compile(r"\bwhere\b|\bwo\b|\bd[oó]nde\b|어디|\baddress\b", re.I), ("place",)),
     (re.compile(r"\bhow\s+(?:do|can|should)\s+i\b|\bhow\s+to\b|\bwhat\s+(?:should|do)\s+i\s+do\b|"
                 r"\bwhat\s+now\b|\bset\s+up\b|^wie\s+(?!viel|lange|oft)|\bc[oó]mo\b|어떻게", re.I),

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from smartctx.agents.answer_scoring import derived_in, score
+from smartctx.agents.answer_scoring import answer_types, derived_in, has_type, score
 from smartctx.agents.facts import extract_facts
 from smartctx.agents.knowledge import Sentence, current_retrieval, extract_knowledge
 from smartctx.agents.language import LEAD_INS, detect_language, small_talk
@@ -146,8 +146,9 @@ class GroundedResponder:
        the query answers when its score reaches ``threshold``; one sharing none (another
        language) when its similarity reaches ``strong_similarity``. The best one, and a second
        scoring at least ``second_ratio`` of it (at most ``max_sentences``; from another document,
-       with at least ``second_ratio`` of its similarity too; what the user said of themselves
-       is not mixed with other evidence), are said in context
+       with at least ``second_ratio`` of its similarity too; holding the kind of value the
+       question asks for, an amount, a length, a contact ..., when the best one holds it; what
+       the user said of themselves is not mixed with other evidence), are said in context
        order, each source cited after its sentences as ``[source: <id>]``. A question asking
        how to do something (:func:`~smartctx.agents.text.asks_how`) whose chosen sentences
        include a step of a short ordered list plainly on its topic gets every step of that
@@ -315,9 +316,16 @@ class GroundedResponder:
         # be about as close in meaning as the best: sharing a word ("days") is not one topic.
         chosen: list[Sentence] = []
         said: set[str] = set()
+        # a value the question asks for; a procedure ("steps") is said whole further down
+        wanted = tuple(t for t in answer_types(searched) if t != "steps")
+        typed = bool(wanted) and has_type(top.text, wanted)
         for sentence, value, similarity in ranked:
             if len(chosen) == self.max_sentences or value < self.second_ratio * best:
                 break
+            if chosen and typed and not has_type(sentence.text, wanted):
+                # the best sentence holds what the question asks for ("USD 60"); one beside it
+                # that holds none ("This policy covers ... meals") adds words, not the answer
+                continue
             if (
                 _document(sentence.source) != _document(top.source)
                 and similarity < self.second_ratio * best_similarity
