@@ -392,7 +392,9 @@ class GroundedResponder:
             if last_of_source:
                 text = f"{text} [source: {sentence.source}]"
             after_step = i > 0 and numbered and chosen[i - 1].step is not None
-            answer += ("\n" if step or after_step else " ") + text if answer else text
+            if answer:
+                answer += "\n" if step or after_step else " "
+            answer += text
         lead = LEAD_INS.get(lang)
         if lead is not None and not chosen[0].personal and detect_language(answer) != lang:
             # names the document quoted; what the user said is said back, no document named

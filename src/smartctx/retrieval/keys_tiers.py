@@ -241,13 +241,15 @@ class Entities:
         touched: dict[str, None] = {}
         for slot in turns:
             who = speaker_of(slot)
-            day = day_of(slot)
+            dated: list[date | None] = []  # the slot's day, read once if it names anything
             for sentence in _SENTENCE.split(slot.text.strip()):
                 for name in names(sentence, speakers):
                     where = self.where[name]
                     if not where or where[-1].id != slot.id:
                         where.append(slot)
-                        self._widen(name, day)
+                        if not dated:
+                            dated.append(day_of(slot))
+                        self._widen(name, dated[0])
                     if len(self.said[name]) < self.sentences:
                         self.said[name].append(f"{who}: {sentence}" if who else sentence)
                     touched[name] = None
