@@ -362,3 +362,19 @@ def test_a_second_sentence_without_the_value_asked_for_is_not_said(
     # "Choose a new password and sign in again ..." shares words but holds no length
     assert out.startswith("Passwords must have at least 14 characters")
     assert "Choose a new password" not in out
+
+
+def test_a_foreign_how_to_whose_best_sentence_is_no_step_opens_its_best_step(
+    served: GroundedResponder,
+) -> None:
+    import smartctx
+
+    doc = (Path(smartctx.__file__).parent / "data/kb/password-reset.md").read_text("utf-8")
+    steps, rules = doc.split("## Password rules")
+    context = [
+        {"role": "system", "content": f"[source: kb:password-reset.md#1] {steps}"},
+        {"role": "system", "content": f"[source: kb:password-reset.md#2] ## Password rules{rules}"},
+    ]
+    out = answer(served, "Comment réinitialiser mon mot de passe ?", *context)
+    numbered = [line[:3] for line in out.split("\n") if line[:1].isdigit()]
+    assert numbered == ["1. ", "2. ", "3. ", "4. "]

@@ -482,7 +482,7 @@ def whole_procedures(
     ``topic`` (its topic words) opens its procedure: it holds two of those the context knows at
     all, or the one the context knows ("How do I set up the VPN on my phone?" does not get the
     password reset because a step of it mentions a phone); when the context knows none of them
-    (a question in another language), the best sentence alone may open its procedure. What the
+    (a question in another language), the best-ranked step alone may open its procedure. What the
     user said is never expanded; a list whose numbering is broken (a step missing from
     ``sentences``) is left as chosen; steps of a procedure not opened are said without their
     numbers."""
@@ -492,13 +492,12 @@ def whole_procedures(
     at = {s.order: s for s in sentences}
     out = list(chosen)
     opened: set[int] = set()
-    for rank, sentence in enumerate(chosen):
-        if sentence.step is None or sentence.personal:
-            continue
+    steps = [s for s in chosen if s.step is not None and not s.personal]
+    for sentence in steps:
         shared = sum(1 for t in asked if t in sentence.tokens or derived_in(t, sentence.tokens))
-        if shared < need or (not need and rank > 0):
+        if shared < need or (not need and sentence is not steps[0]):
             # a question whose words the context does not know (another language) opens only
-            # the procedure of its best sentence, chosen by meaning
+            # the procedure of its best step, chosen by meaning
             continue
         run = [sentence]
         while run[0].step != 1:
