@@ -273,3 +273,21 @@ async def test_personal_views_say_when_personal_memory_is_off(
     await page.click("nav.tabs button[data-view=profile]")
     await expect(page.locator("#profile")).to_contain_text("personal memory is not enabled")
     assert errors == []
+
+
+async def test_the_page_loads_every_resource_it_asks_for(
+    start_server: StartServer, browser: Browser
+) -> None:
+    # a browser asks for /favicon.ico unless the page names an icon; a 404 there is an error in
+    # the console of every newcomer who opens the dashboard
+    server = start_server()
+    page = await browser.new_page()
+    failed: list[str] = []
+    page.on(
+        "console", lambda message: failed.append(message.text) if message.type == "error" else None
+    )
+    page.on("response", lambda response: failed.append(response.url) if not response.ok else None)
+    await page.goto(server.url + DASHBOARD_PATH)
+    await page.wait_for_load_state("networkidle")
+    await page.close()
+    assert failed == []
