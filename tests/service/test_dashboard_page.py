@@ -65,7 +65,9 @@ async def test_the_page_loads_nothing_from_elsewhere(tmp_path: Path) -> None:
     response = await _get(_app(tmp_path), DASHBOARD_PATH)
     page = response.text
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
-    assert "<link" not in page and "<script src" not in page
+    # the one link is the page's icon, inline (a data URL: no request for /favicon.ico)
+    assert page.count("<link") == 1 and '<link rel="icon" href="data:,">' in page
+    assert "<script src" not in page
     assert "@import" not in page and "url(" not in page
     csp = response.headers["content-security-policy"]
     assert "default-src 'none'" in csp and "connect-src 'self'" in csp
