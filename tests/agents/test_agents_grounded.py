@@ -375,6 +375,8 @@ def test_a_how_to_question_is_answered_by_the_whole_procedure_one_step_a_line() 
     assert [line[:3] for line in lines[:4]] == ["1. ", "2. ", "3. ", "4. "]
     assert out.endswith("[source: kb:password-reset.md#1]")
     assert "never ask" not in out
+    greeted = reply([SYSTEM, RESET, user("Hi! How do I reset my forgotten password?")])
+    assert greeted.startswith("Hello!\n1. Go to")  # the procedure starts on its own line
 
 
 def test_a_question_for_one_value_gets_the_step_that_holds_it_unnumbered() -> None:

@@ -59,6 +59,9 @@ _GREETING = re.compile(
 )
 """A greeting opening what the user said ("Hi, my name is Priya"): not part of the fact."""
 
+_NUMBERED = re.compile(r"\d+\. ")
+"""A reply that opens with a numbered step (a procedure, see :func:`whole_procedures`)."""
+
 _OWN_WORDS = re.compile(
     r"\b(?:did|have|had)\s+I\s+(?:ever\s+)?(?:tell|say|mention|write)\b"
     r"|\bI\s+(?:told|said|mentioned|wrote)\b"
@@ -232,7 +235,10 @@ class GroundedResponder:
         elif opening is not None:
             # "Hi, I'm new here.": greet back, then answer the rest as its own message
             tail = [*chat[:-1], {**chat[-1], "content": rest}] if chat else chat
-            reply = f"{opening} {self.respond(tail)}"
+            answered = self.respond(tail)
+            # a numbered procedure starts on its own line
+            gap = "\n" if _NUMBERED.match(answered) else " "
+            reply = f"{opening}{gap}{answered}"
         else:
             facts = [] if is_question(query) else extract_facts(query)
             asked = [m["content"] for m in chat if m["role"] == "user"]
