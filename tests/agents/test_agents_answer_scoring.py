@@ -334,12 +334,26 @@ def test_a_how_to_question_in_another_language_gets_the_whole_procedure(
     assert [step[:3] for step in steps] == ["1. ", "2. ", "3. ", "4. "]
 
 
+def shipped(name: str) -> str:
+    """A document of the shipped knowledge base."""
+    import smartctx
+
+    return (Path(smartctx.__file__).parent / "data/kb" / name).read_text("utf-8")
+
+
+def password_chunks() -> list[dict[str, str]]:
+    """The password document as a search brings it: its steps (#1) and its rules (#2)."""
+    steps, rules = shipped("password-reset.md").split("## Password rules")
+    return [
+        {"role": "system", "content": f"[source: kb:password-reset.md#1] {steps}"},
+        {"role": "system", "content": f"[source: kb:password-reset.md#2] ## Password rules{rules}"},
+    ]
+
+
 def test_beside_a_sentence_holding_the_value_asked_for_one_holding_none_is_left_out(
     served: GroundedResponder,
 ) -> None:
-    import smartctx
-
-    doc = (Path(smartctx.__file__).parent / "data/kb/expense-reimbursement.md").read_text("utf-8")
+    doc = shipped("expense-reimbursement.md")
     section = doc[: doc.index("## Non-reimbursable")]  # the chunk a search brings: kb:...#1
     policy = {"role": "system", "content": f"[source: kb:expense-reimbursement.md#1] {section}"}
     out = answer(served, "What is the meal allowance when travelling?", policy)
@@ -350,14 +364,7 @@ def test_beside_a_sentence_holding_the_value_asked_for_one_holding_none_is_left_
 def test_a_second_sentence_without_the_value_asked_for_is_not_said(
     served: GroundedResponder,
 ) -> None:
-    import smartctx
-
-    doc = (Path(smartctx.__file__).parent / "data/kb/password-reset.md").read_text("utf-8")
-    steps, rules = doc.split("## Password rules")
-    context = [
-        {"role": "system", "content": f"[source: kb:password-reset.md#1] {steps}"},
-        {"role": "system", "content": f"[source: kb:password-reset.md#2] ## Password rules{rules}"},
-    ]
+    context = password_chunks()
     out = answer(served, "How long must a new password be?", *context)
     # "Choose a new password and sign in again ..." shares words but holds no length
     assert out.startswith("Passwords must have at least 14 characters")
@@ -367,14 +374,7 @@ def test_a_second_sentence_without_the_value_asked_for_is_not_said(
 def test_a_foreign_how_to_whose_best_sentence_is_no_step_opens_its_best_step(
     served: GroundedResponder,
 ) -> None:
-    import smartctx
-
-    doc = (Path(smartctx.__file__).parent / "data/kb/password-reset.md").read_text("utf-8")
-    steps, rules = doc.split("## Password rules")
-    context = [
-        {"role": "system", "content": f"[source: kb:password-reset.md#1] {steps}"},
-        {"role": "system", "content": f"[source: kb:password-reset.md#2] ## Password rules{rules}"},
-    ]
+    context = password_chunks()
     out = answer(served, "Comment réinitialiser mon mot de passe ?", *context)
     numbered = [line[:3] for line in out.split("\n") if line[:1].isdigit()]
     assert numbered == ["1. ", "2. ", "3. ", "4. "]

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from smartctx.bench.locomo_data import CATEGORIES, Conversation, LoCoMo, Question
+from smartctx.bench.locomo_data import CATEGORIES, LoCoMo, Question, Turn
 from smartctx.bench.locomo_windows import FifoWindow, SmartWindow, conversation_slots, retained
 from smartctx.core.embeddings import Embedder
 from smartctx.core.slots import Slot
@@ -193,22 +193,24 @@ NO_SHARED_WORD = "missed at 10, no shared word"
 
 
 def _rank_evidence(
-    result: LocomoResult, conv: Conversation, question: Question, ranked: list[str]
+    result: LocomoResult,
+    question: Question,
+    ranked: list[str],
+    turns: Mapping[str, Turn],
+    names: frozenset[str],
 ) -> None:
-    """Count where ``question``'s evidence turns rank and which missed ones share no word."""
+    """Count where ``question``'s evidence turns rank and which missed ones share no word
+    (``turns`` by dialogue id; ``names``: the speakers' names, analysed, left out)."""
     place = {dia: i for i, dia in enumerate(ranked)}
-    names = {w for who in conv.speakers for w in analyze(who)}
     asked = set(analyze(question.text)) - names
-    turns = {t.dia_id: t for t in conv.turns}
     for dia in question.evidence:
         rank = place.get(dia)
-        band = (
-            BANDS[0]
-            if rank is not None and rank < 10
-            else BANDS[1]
-            if rank is not None
-            else BANDS[2]
-        )
+        if rank is None:
+            band = BANDS[2]
+        elif rank < 10:
+            band = BANDS[0]
+        else:
+            band = BANDS[1]
         found = [band]
         turn = turns.get(dia)
         if band != BANDS[0] and turn is not None:
@@ -270,6 +272,7 @@ def run_locomo(
     for conv in data.conversations:
         slots = conversation_slots(conv)
         by_dia = {t.dia_id: t for t in conv.turns}
+        names = frozenset(w for who in conv.speakers for w in analyze(who))
         questions = [q.text for q in conv.questions]
         started = time.perf_counter()
         recaller = _recaller(embedder, cfg, slots, questions, extractor)
@@ -301,7 +304,7 @@ def run_locomo(
             started = time.perf_counter()
             ranked = [s.source_id or "" for s, _ in recaller.rank(question.text, slots, depth)]
             query_s += time.perf_counter() - started
-            _rank_evidence(result, conv, question, ranked)
+            _rank_evidence(result, question, ranked, by_dia, names)
             lexical = [h.id for h in bm25.search(question.text, depth)]
             for k in cfg.ks:
                 result.means.add(
