@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from a2a.server.tasks import TaskUpdater
-from a2a.types.a2a_pb2 import Part
+from a2a.types.a2a_pb2 import Artifact, Part
 
 
 class ArtifactStream:
@@ -41,7 +41,7 @@ class ArtifactStream:
         self.last_flush = time.monotonic()
         first = self.artifact_id is None
         if first:
-            self.artifact_id = f"reply-{self.updater.task_id}"
+            self.artifact_id = self.reply_id()
         await self.updater.add_artifact(
             [Part(text=text)],
             artifact_id=self.artifact_id,
@@ -50,6 +50,15 @@ class ArtifactStream:
             append=not first,
             last_chunk=last,
         )
+
+    def reply_id(self) -> str:
+        return f"reply-{self.updater.task_id}"
+
+    def whole(self, reply: str, metadata: dict[str, Any]) -> Artifact:
+        """The reply as one artifact, as ``finish`` would leave it on a task no chunk reached."""
+        artifact = Artifact(artifact_id=self.reply_id(), name="reply", parts=[Part(text=reply)])
+        artifact.metadata.update(metadata)
+        return artifact
 
     async def finish(self, reply: str, metadata: dict[str, Any]) -> None:
         if self.artifact_id is None:

@@ -24,8 +24,14 @@ For a message in context ``(owner, contextId)`` the executor, holding the contex
    ``{"smartctx": {"events": [...], "snapshot": {compact}, "promptTokens": n}}`` (camelCase
    keys, see :mod:`smartctx.service.wire`) plus what the hooks returned, and completes the task.
 
-When the chat model streams (:class:`~smartctx.agents.models.StreamingChatModel`), the reply
-artifact is sent in chunks as the tokens arrive (see
+A plain ``SendMessage`` that starts a task (no ``returnImmediately``, no push configuration)
+is stored once, finished: no one can ask for the task before the answer names it, so the
+executor enqueues the completed (or failed) task as one event, one task save where the started
+task, its artifact and its completion took three. A stream, or a send someone can watch, gets
+the task stored WORKING first and then every event.
+
+When the chat model streams (:class:`~smartctx.agents.models.StreamingChatModel`) to a stream
+request, the reply artifact is sent in chunks as the tokens arrive (see
 :class:`~smartctx.service.artifact_stream.ArtifactStream`): the first
 creates the artifact, the others append to it, and the last (``last_chunk``) carries the
 metadata, so the artifact's text is the chunks concatenated.
@@ -44,7 +50,8 @@ from a2a.helpers.proto_helpers import new_task_from_user_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
-from a2a.types.a2a_pb2 import Part, TaskState
+from a2a.types.a2a_pb2 import Message as A2AMessage
+from a2a.types.a2a_pb2 import Part, Task, TaskState
 
 from smartctx.agents import Agent, ChatModel, ContextProvider, Message, Thread
 from smartctx.agents.agent import HISTORY_FOR_PROVIDERS
@@ -61,7 +68,7 @@ from smartctx.service.contexts import (
     compact_snapshot,
     describe_events,
 )
-from smartctx.service.handler import message_metadata
+from smartctx.service.handler import ONE_EVENT, message_metadata
 from smartctx.service.hooks import TurnContext, TurnHook
 from smartctx.service.owner import owner_of
 from smartctx.service.precompute import PrecomputingProvider, TurnPrecompute
@@ -250,7 +257,15 @@ class SmartctxExecutor(AgentExecutor):
         if message is None or context.task_id is None or context.context_id is None:
             raise SmartCtxError("the A2A request carries no message")
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        if context.current_task is None:
+        # A new task that no one watches while it runs (a plain SendMessage) is saved once, when
+        # it ends: the client learns its id only from the answer. Otherwise (a stream, a
+        # returnImmediately send, a task continued) it is saved WORKING first, then per event.
+        once = context.current_task is None and bool(
+            context.call_context and context.call_context.state.get(ONE_EVENT)
+        )
+        if once:
+            task = new_task_from_user_message(message)
+        elif context.current_task is None:
             # A new task starts in WORKING: one save where SUBMITTED then WORKING took two.
             task = new_task_from_user_message(message)
             task.status.state = TaskState.TASK_STATE_WORKING
@@ -266,12 +281,11 @@ class SmartctxExecutor(AgentExecutor):
                 context.context_id,
                 context.get_user_input(),
                 message_metadata(message),
-                on_token=artifact.on_token,
+                on_token=None if once else artifact.on_token,
             )
         except SmartCtxError as err:
             logger.warning("turn failed in context %s: %s", context.context_id, err.message)
-            await updater.failed(self._error_message(updater, err.to_dict()))
-            return
+            failure = self._error_message(updater, err.to_dict())
         except Exception as err:
             logger.exception("turn failed in context %s", context.context_id)
             # The exception text may hold SQL or paths: the client gets none of it.
@@ -279,10 +293,19 @@ class SmartctxExecutor(AgentExecutor):
                 "error": "internal_error",
                 "message": f"the turn failed ({type(err).__name__}); the server logged the details",
             }
-            await updater.failed(self._error_message(updater, detail))
+            failure = self._error_message(updater, detail)
+        else:
+            if once:
+                task.artifacts.append(artifact.whole(reply, meta))
+                await event_queue.enqueue_event(_ended(task, TaskState.TASK_STATE_COMPLETED))
+            else:
+                await artifact.finish(reply, meta)
+                await updater.complete()
             return
-        await artifact.finish(reply, meta)
-        await updater.complete()
+        if once:
+            await event_queue.enqueue_event(_ended(task, TaskState.TASK_STATE_FAILED, failure))
+        else:
+            await updater.failed(failure)
 
     @staticmethod
     def _error_message(updater: TaskUpdater, detail: dict[str, Any]) -> Any:
@@ -374,3 +397,12 @@ def _hook_slot(slot: Slot) -> Slot:
     provided for this turn (a turn focus archives it when the turn ends)."""
     provider = slot.metadata.get("provider", "hook")
     return slot.copy(pinned=False, metadata={**slot.metadata, "provider": provider})
+
+
+def _ended(task: Task, state: Any, message: A2AMessage | None = None) -> Task:
+    """``task`` in its final ``state`` (now), with the status ``message`` if any."""
+    task.status.state = state
+    if message is not None:
+        task.status.message.CopyFrom(message)
+    task.status.timestamp.GetCurrentTime()
+    return task

@@ -53,6 +53,9 @@ from smartctx.service.delivery import DeliveryLog
 
 logger = logging.getLogger(__name__)
 INTERNAL = "internal error: the server logged the details; try again later"
+ONE_EVENT = "smartctx.one_event"
+"""Call-context state: the request is a plain send, whose new task no one can watch until it
+ends, so the executor may save it once, finished (one task save, not three)."""
 
 
 class ServerBusy(InternalError):
@@ -147,6 +150,12 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> Message | Task:
         self.check(params, context)
+        configuration = params.configuration
+        # Nobody sees a task of this send before it ends: the executor may save it once.
+        context.state[ONE_EVENT] = not (
+            configuration.return_immediately
+            or configuration.HasField("task_push_notification_config")
+        )
         key = self._key(params, context)
         if key is None or self._deliveries is None:
             async with self._admitted():

@@ -1,0 +1,83 @@
+"""A plain send's new task is written once, finished; a watched task is written per event."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+from sqlalchemy import event
+
+from smartctx.service.server import ServerHandle
+
+HEADERS = {"A2A-Version": "1.0", "X-Smartctx-Owner": "one-save"}
+
+
+@contextmanager
+def task_writes(server: ServerHandle) -> Iterator[list[str]]:
+    """The SQL statements that write the A2A task table while the block runs."""
+    writes: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        text = " ".join(statement.split()).lower()
+        if "a2a_tasks" in text and text.startswith(("insert", "update", "with")):
+            writes.append(text)
+
+    engine = server.app.db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        yield writes
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+
+
+def _send(server: ServerHandle, text: str, configuration: dict[str, Any] | None = None) -> Any:
+    body: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendMessage",
+        "params": {
+            "message": {"role": "ROLE_USER", "messageId": text[:8], "parts": [{"text": text}]}
+        },
+    }
+    if configuration:
+        body["params"]["configuration"] = configuration
+    answer = httpx.post(server.url, json=body, headers=HEADERS, timeout=30)
+    assert answer.status_code == 200, answer.text
+    return answer.json()["result"]["task"]
+
+
+def test_a_plain_send_writes_its_new_task_once_and_answers_it_whole(
+    server: ServerHandle,
+) -> None:
+    with task_writes(server) as writes:
+        task = _send(server, "How do I connect to the VPN?")
+    assert len(writes) == 1
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert [m["role"] for m in task["history"]] == ["ROLE_USER"]
+    (artifact,) = task["artifacts"]
+    assert artifact["name"] == "reply" and artifact["artifactId"] == f"reply-{task['id']}"
+    assert "vpn" in artifact["parts"][0]["text"].lower()
+    assert "promptTokens" in artifact["metadata"]["smartctx"]
+    body = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task["id"]}}
+    stored = httpx.post(server.url, json=body, headers=HEADERS, timeout=30).json()["result"]
+    assert stored == task
+
+
+def test_a_task_someone_can_watch_is_written_working_first(server: ServerHandle) -> None:
+    # returnImmediately answers with the task as it starts, so it must be stored WORKING first
+    with task_writes(server) as writes:
+        task = _send(server, "Hello there, how are you?", {"returnImmediately": True})
+    assert task["status"]["state"] == "TASK_STATE_WORKING"
+    assert writes and writes[0].startswith("insert")
+    body = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task["id"]}}
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        stored = httpx.post(server.url, json=body, headers=HEADERS, timeout=30).json()["result"]
+        if stored["status"]["state"] != "TASK_STATE_WORKING":
+            break
+        time.sleep(0.05)
+    assert stored["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert stored["artifacts"][0]["name"] == "reply"
