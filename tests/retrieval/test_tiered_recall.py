@@ -312,6 +312,19 @@ def test_asking_again_over_the_same_candidates_does_no_work_per_candidate() -> N
     assert recaller.view(list(more)) is view and len(view.slots) == 302
 
 
+def test_the_same_candidates_as_other_copies_grow_the_kept_view() -> None:
+    # The service hands the window's own archived slots to rank and copies of them to index:
+    # the same slots (ids and texts) as other objects are the same list, grown, not a new one.
+    slots = watched(50)
+    recaller = TieredRecaller(embedder=HashingEmbedder(), lean=True)
+    recaller.rank("Where did the parcel go?", slots, 8)
+    view = recaller.view(slots)
+    copies = [s.copy() for s in slots] + watched(1, start=50)
+    assert recaller.view(copies) is view and len(view.slots) == 51
+    changed = [*copies[:10], copies[10].copy(text="another text"), *copies[11:]]
+    assert recaller.view(changed) is not view
+
+
 def test_rankings_over_a_growing_archive_equal_those_of_a_recaller_asked_once() -> None:
     slots = watched(120)
     slots[40:44] = [

@@ -179,20 +179,19 @@ def test_recall_reserve_is_kept_after_every_add(
             check_invariants(window, [])
 
 
-def _latest_archived_by_walk(window: ContextWindow) -> list[str]:
-    """Recall's candidates as they were found before: a walk over the whole archive."""
+def _first_archived_by_walk(window: ContextWindow) -> list[str]:
+    """Recall's candidates found by a walk over the whole archive: per text, the earliest
+    (lowest seq) archived copy, in seq order."""
     from smartctx.window.normalize import text_key
 
     state = window._state
-    active_keys = state.admission.text_keys()
-    latest: dict[str, Slot] = {}
+    first: dict[str, Slot] = {}
     for slot_id in state.archived:
         slot = state.by_id[slot_id]
         key = text_key(slot.text)
-        if key not in active_keys:
-            latest.pop(key, None)
-            latest[key] = slot
-    return [s.id for s in sorted(latest.values(), key=lambda s: s.seq)]
+        if key not in first or slot.seq < first[key].seq:
+            first[key] = slot
+    return [s.id for s in sorted(first.values(), key=lambda s: s.seq)]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -211,6 +210,12 @@ def test_recall_candidates_kept_as_slots_leave_equal_a_walk_over_the_archive(
         if step.end_turn:
             window.end_turn()
         state = window._state
-        kept = [i for k, i in state.recall_latest.items() if k not in state.admission.text_keys()]
-        by_seq = sorted(kept, key=lambda i: state.by_id[i].seq)
-        assert by_seq == _latest_archived_by_walk(window)
+        by_seq = sorted(state.recall_first.values(), key=lambda i: state.by_id[i].seq)
+        assert by_seq == _first_archived_by_walk(window)
+        assert window.recall_copies(state.by_id[i] for i in state.archived) == [
+            state.by_id[i] for i in state.archived if i in state.recall_first.values()
+        ]
+        restored = ContextWindow.restore(
+            window.log, window.events, budget, counter=get_counter(), recall_ratio=0.3
+        )
+        assert restored._state.recall_first == state.recall_first

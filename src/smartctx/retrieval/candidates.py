@@ -21,6 +21,7 @@ from smartctx.retrieval.recall import RecallFilter
 from smartctx.retrieval.rerank import Neighbourhood
 
 _TEXT = operator.attrgetter("text")
+_ID = operator.attrgetter("id")
 
 
 class CandidateView:
@@ -38,6 +39,7 @@ class CandidateView:
         self.slots: list[Slot] = []
         self.texts: list[str] = []
         self.ids = np.empty(0, dtype=object)
+        self._id_list: list[str] = []
         self.by_id: dict[str, Slot] = {}  # the last slot of each id
         self.where = np.empty(0, dtype=np.intp)  # positions the filter allows
         self.hood = Neighbourhood(2)
@@ -49,12 +51,15 @@ class CandidateView:
         self._allowed: CandidateView | None = None
 
     def match(self, given: Sequence[Slot]) -> bool | None:
-        """True when ``given`` is this list (the same objects, texts unchanged), False when it
-        is this list with slots appended, None otherwise. C loops only."""
+        """True when ``given`` is this list (the same slots: ids and texts, in order), False
+        when it is this list with slots appended, None otherwise. C loops only.
+
+        Slots are compared by id and text, not as objects: a caller may hand the same archived
+        slot as another copy (the window's own, or the copy it gave to be indexed)."""
         size = len(self.slots)
         if len(given) < size:
             return None
-        if not all(map(operator.is_, given, self.slots)):
+        if list(map(_ID, itertools.islice(given, size))) != self._id_list:
             return None
         if list(map(_TEXT, itertools.islice(given, size))) != self.texts:
             return None
@@ -67,6 +72,7 @@ class CandidateView:
         self.slots += tail
         self.texts += map(_TEXT, tail)
         ids = [slot.id for slot in tail]
+        self._id_list += ids
         self.ids = np.concatenate([self.ids, np.array(ids, dtype=object)])
         self.by_id.update(zip(ids, tail, strict=True))
         allows = self.filter.allows

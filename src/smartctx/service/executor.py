@@ -387,9 +387,10 @@ _ARCHIVING = frozenset({EventKind.DROPPED, EventKind.SUMMARIZED, EventKind.EVICT
 
 
 def _archived(live: LiveContext, events: Sequence[Event]) -> list[Slot]:
-    """The slots ``events`` archived (each once, as logged now)."""
+    """The slots ``events`` archived (each once, as logged now) that recall ranks (the first
+    copy of each text)."""
     ids = dict.fromkeys(e.slot_id for e in events if e.kind in _ARCHIVING)
-    return [live.window.get(i) for i in ids]
+    return live.window.recall_copies(live.window.get(i) for i in ids)
 
 
 def _hook_slot(slot: Slot) -> Slot:

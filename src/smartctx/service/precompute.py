@@ -83,9 +83,9 @@ class TurnPrecompute:
         prepare = getattr(recaller, "prepare", None)
         if prepare is None:
             return
-        ids = [e.slot_id for e in events if e.kind in _ARCHIVING]
-        if ids:
-            archived = [window.get(i) for i in dict.fromkeys(ids)]
+        ids = dict.fromkeys(e.slot_id for e in events if e.kind in _ARCHIVING)
+        archived = window.recall_copies(window.get(i) for i in ids)
+        if archived:
             await asyncio.get_running_loop().run_in_executor(self._pool, prepare, archived)
         keys = self._next_victims(window)
         if keys:

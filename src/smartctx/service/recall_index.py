@@ -205,7 +205,7 @@ class RecallIndexer:
         batches after turns left. So recall ranks the same archive whichever replica serves the
         turn; the vectors of texts this process embedded before come from its cache."""
         if not recaller.seeded:
-            recaller.note([s for s in window.log if s.state in ARCHIVED_STATES])
+            recaller.note(window.recall_copies(s for s in window.log if s.state in ARCHIVED_STATES))
             recaller.seeded = True
         rest = recaller.take(recaller.pending)
         if rest:

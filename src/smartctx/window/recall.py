@@ -1,7 +1,7 @@
 """Recall at assembly time: bring archived slots relevant to the query back into the prompt.
 
 Candidates are the window's archived slots (dropped, summarized, evicted; in seq order; one per
-text, the latest copy, and none whose text is active) plus the caller's ``extra`` slots (for
+text, the earliest copy) plus the caller's ``extra`` slots (for
 example turns of earlier threads). The recaller ranks at most ``k`` of them; the room is filled
 by tokens, best first: a candidate whose text is already active or already recalled is skipped,
 one larger than the room left is skipped and the next is tried, and the walk stops when no
@@ -50,12 +50,12 @@ def recall_archived(
     if room <= state.message_overhead or k <= 0:
         return []
     active_keys = state.admission.text_keys()
-    # One candidate per text, the latest copy (kept by ``WindowState.note_archived``), and none
-    # the window already holds: the ranking (which may embed each candidate) never sees a text
-    # that could not be taken. The archived slots themselves (recallers only read them); the
-    # chosen ones are copied below.
+    # One candidate per text, its earliest copy (kept by ``WindowState.note_archived``), the
+    # ones the window holds again too (skipped below): so the list a recaller sees only grows
+    # from turn to turn, and it indexes each text once. The archived slots themselves
+    # (recallers only read them); the chosen ones are copied below.
     by_id = state.by_id
-    candidates = [by_id[i] for k, i in state.recall_latest.items() if k not in active_keys]
+    candidates = [by_id[i] for i in state.recall_first.values()]
     candidates.sort(key=_seq)
     candidates += [s.copy() for s in extra if s.id not in state.active]
     if not candidates:

@@ -88,10 +88,13 @@ class WindowState:
         self.dirty: dict[str, int] = {}
         self.recall_costs: dict[str, int] = {}
         self.recall_keys: dict[str, str] = {}
-        self.recall_latest: dict[str, str] = {}
-        """Per text key, the id of the archived slot with that text archived last (in the order
-        they were archived): recall's candidates, kept as slots leave instead of found by a
-        walk over the whole archive every turn."""
+        self.recall_first: dict[str, str] = {}
+        """Per text key, the id of the earliest (lowest seq) archived slot with that text:
+        recall's candidates, kept as slots leave instead of found by a walk over the whole
+        archive every turn. A text archived again (a knowledge chunk retrieved turn after turn)
+        leaves the candidates as they were, so their list only grows and a recaller indexes
+        each text once; the earliest copy, not the last archived, so a window rebuilt from its
+        log has the same candidates."""
         self._stamp = 0
         self._heap: list[tuple[float, int, str]] = []
 
@@ -168,13 +171,19 @@ class WindowState:
         return self.emit(event, slot.id, tokens=slot.tokens, **detail)
 
     def note_archived(self, slot: Slot) -> None:
-        """Record that the logged ``slot`` is out of the window (see :attr:`recall_latest`)."""
+        """Record that the logged ``slot`` is out of the window (see :attr:`recall_first`)."""
         self.archived[slot.id] = None
         key = self.recall_keys.get(slot.id)
         if key is None:
             key = self.recall_keys[slot.id] = text_key(slot.text)
-        self.recall_latest.pop(key, None)
-        self.recall_latest[key] = slot.id
+        first = self.recall_first.get(key)
+        if first is None or slot.seq < self.by_id[first].seq:
+            self.recall_first[key] = slot.id
+
+    def is_recall_copy(self, slot_id: str) -> bool:
+        """Whether the archived slot ``slot_id`` is the copy of its text recall ranks."""
+        key = self.recall_keys.get(slot_id)
+        return key is not None and self.recall_first.get(key) == slot_id
 
     def install_summary(self, summary: Slot, replaced: Sequence[Slot]) -> list[Event]:
         """Archive ``replaced`` as ``summarized`` into ``summary`` (tokens counted), then log and

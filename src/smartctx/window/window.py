@@ -188,6 +188,13 @@ class ContextWindow:
         """Copies of the active slots, in ``seq`` order."""
         return [s.copy() for s in self._state.active.values()]
 
+    def recall_copies(self, slots: Iterable[Slot]) -> list[Slot]:
+        """Those of the archived ``slots`` recall ranks: the earliest copy of each text. A
+        later copy of a text (a knowledge chunk archived again) is logged but never a
+        candidate, so a recaller need not index it."""
+        is_copy = self._state.is_recall_copy
+        return [slot for slot in slots if is_copy(slot.id)]
+
     def get(self, slot_id: str) -> Slot:
         """A copy of the logged slot ``slot_id``; ``NotFound`` if this window never had it."""
         slot = self._state.by_id.get(slot_id)
