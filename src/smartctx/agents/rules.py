@@ -225,6 +225,8 @@ _REQUEST_HI = re.compile(
     r"(?:(?P<b>.+?)\s*(?:कहो|कहिए|कहें|बोलो|बोलिए|लिखो|लिखिए|दोहराओ|दोहराइए)\s*[।.!]?\s*$)|"
     r"(?:(?:कहो|कहिए|बोलो|दोहराओ)\s*[:：]\s*(?P<a>.+)$)"
 )
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+_DEVANAGARI = re.compile("[\u0900-\u097f]")
 
 # Completions and translations the offline responder knows (lower-case keys, compacted).
 IDIOMS = (
@@ -332,8 +334,9 @@ def _request_at(stripped: str) -> str | None:
     match = _REQUEST_WEAK.match(stripped)
     if match is not None:
         return _clean_request(match.group("phrase") or match.group("quoted") or "") or None
-    for pattern in (_REQUEST_KO, _REQUEST_HI):
-        match = pattern.search(stripped)
+    for pattern, script in ((_REQUEST_KO, _HANGUL), (_REQUEST_HI, _DEVANAGARI)):
+        # these search from every position (quadratic in the text): only in their own script
+        match = pattern.search(stripped) if script.search(stripped) else None
         if match is not None:
             phrase = _clean_request(match.group("a") or match.group("b") or "")
             return phrase or None

@@ -164,6 +164,7 @@ _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? {_MONTH},? (\d{{4}})\b"
 _MONTH_DAY = re.compile(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b", re.IGNORECASE)
 _MONTH_YEAR = re.compile(rf"\b{_MONTH},? (\d{{4}})\b", re.IGNORECASE)
 _IN_MONTH = re.compile(rf"\b(?:in|during|since|last|this) {_MONTH}\b", re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
 _YEAR = re.compile(r"\b(?:in|since|during|of|by) (19\d\d|20\d\d)\b", re.IGNORECASE)
 
 
@@ -189,15 +190,16 @@ def _absolute(text: str, said: date | None) -> list[Mention]:
         taken.append((m.start(), m.end()))
         out.append(Mention(m.group(0), *span))
 
-    for m in _DAY_MONTH.finditer(text):
+    digits = _DIGIT.search(text) is not None  # every pattern but "in <month>" needs a number
+    for m in _DAY_MONTH.finditer(text) if digits else ():
         day = _safe_date(int(m.group(3)), _month_number(m.group(2)), int(m.group(1)))
         if day is not None:
             add(m, (day, day))
-    for m in _MONTH_DAY.finditer(text):
+    for m in _MONTH_DAY.finditer(text) if digits else ():
         day = _safe_date(int(m.group(3)), _month_number(m.group(1)), int(m.group(2)))
         if day is not None:
             add(m, (day, day))
-    for m in _MONTH_YEAR.finditer(text):
+    for m in _MONTH_YEAR.finditer(text) if digits else ():
         add(m, _month_span(int(m.group(2)), _month_number(m.group(1))))
     for m in _IN_MONTH.finditer(text):
         if m.group(1).lower() == "may" and not m.group(0).lower().startswith(("in ", "during ")):
@@ -207,7 +209,7 @@ def _absolute(text: str, said: date | None) -> list[Mention]:
             continue
         year = said.year if month <= said.month else said.year - 1
         add(m, _month_span(year, month))
-    for m in _YEAR.finditer(text):
+    for m in _YEAR.finditer(text) if digits else ():
         year = int(m.group(1))
         add(m, (date(year, 1, 1), date(year, 12, 31)))
     return out
