@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from smartctx.cli.app import app, console
+# First: importing the service imports the a2a-sdk with its spans off (service/sdk_spans.py).
+import smartctx.service  # noqa: F401  # isort: skip
+from smartctx.cli.app import app, console  # isort: skip
 from smartctx.cli.errors import run
 
 # Command modules register themselves on import (one line each, in help order).

@@ -30,6 +30,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from smartctx.service.sdk_spans import quiet_sdk_spans
+
+quiet_sdk_spans()  # before anything imports the a2a-sdk
+
 _EXPORTS = {
     "AsyncServerHandle": "smartctx.service.server",
     "ServerHandle": "smartctx.service.server",
