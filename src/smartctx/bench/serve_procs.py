@@ -29,6 +29,8 @@ from typing import Any
 
 import httpx
 
+from smartctx.service.sdk_spans import SDK_SPANS
+
 SERVERS = ("echo", "smartctx", "smartctx-nomem")
 DEFAULT_POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
 START_TIMEOUT = 180.0
@@ -125,6 +127,10 @@ async def start_server(
         "SMARTCTX_DATA_DIR": str(workdir / f"data-{port}"),
         **(env or {}),
     }
+    if kind == "echo":
+        # the reference is the SDK as shipped: its spans on (smartctx turns them off unless
+        # tracing is configured, see smartctx.service.sdk_spans)
+        environment.setdefault(SDK_SPANS, "true")
     with log.open("wb") as out:
         process = subprocess.Popen(
             server_command(kind, port, database),
