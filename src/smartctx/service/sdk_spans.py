@@ -4,7 +4,7 @@ The a2a-sdk wraps its request handling (handler methods, the task manager, the t
 in OpenTelemetry spans when the ``opentelemetry`` package is importable, which it always is
 here, unless ``OTEL_INSTRUMENTATION_A2A_SDK_ENABLED`` is ``false`` when ``a2a.utils.telemetry``
 is first imported. With no tracer provider configured those spans go nowhere, yet each one
-still enters and leaves a context: about a tenth of a served turn's CPU (issue 10).
+still enters and leaves a context: several percent of a served turn's CPU (issue 10).
 
 :func:`quiet_sdk_spans` runs when :mod:`smartctx.service` or the CLI is imported: unless the
 variable is set, or tracing is configured (``SMARTCTX_TRACE_EXPORTER`` other than ``none``,

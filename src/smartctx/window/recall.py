@@ -51,9 +51,9 @@ def recall_archived(
         return []
     active_keys = state.admission.text_keys()
     # One candidate per text, its earliest copy (kept by ``WindowState.note_archived``), the
-    # ones the window holds again too (skipped below): so the list a recaller sees only grows
-    # from turn to turn, and it indexes each text once. The archived slots themselves
-    # (recallers only read them); the chosen ones are copied below.
+    # ones the window holds again too (skipped below): a text archived or retrieved again then
+    # leaves the list a recaller sees as it was, and it indexes each text once. The archived
+    # slots themselves (recallers only read them); the chosen ones are copied below.
     by_id = state.by_id
     candidates = [by_id[i] for i in state.recall_first.values()]
     candidates.sort(key=_seq)
