@@ -18,6 +18,7 @@ from smartctx.agents import (
     StaticProfileSource,
     Thread,
 )
+from smartctx.agents.builtin_providers import with_lead_in
 from smartctx.core import HashingEmbedder, InvalidInput, SlotKind
 from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.window import ContextWindow
@@ -168,3 +169,33 @@ async def test_profile_from_personal_memory_shows_confirmed_items_only(tmp_path:
         assert await ProfileProvider(source, "bob").get_relevant_context(ask("hi")) is None
     finally:
         await db.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "heading", "expected"),
+    [
+        (
+            "1. Open the app.\n2. Connect.",
+            "VPN > Connecting to the VPN",
+            "Connecting to the VPN:\n",
+        ),
+        ("- **No prompt**: refresh.", "VPN > Troubleshooting", "Troubleshooting:\n"),
+        ("The VPN gives you access.", "VPN > About", ""),  # prose says what it is about
+        ("1. Open the app.", "", ""),  # no section to name
+    ],
+)
+def test_a_chunk_that_opens_with_a_list_is_led_in_by_its_section_title(
+    text: str, heading: str, expected: str
+) -> None:
+    assert with_lead_in(text, heading) == expected + text
+
+
+async def test_kb_slots_of_real_hits_carry_the_lead_in() -> None:
+    kb = KnowledgeBase.builtin(embedder=HashingEmbedder())
+    out = await KnowledgeProvider(kb, k=3).get_relevant_context(
+        [Message("user", "How do I connect to the VPN with GlobalProtect?")]
+    )
+    assert out is not None
+    texts = {s.source_id: s.text for s in out.slots if s.kind is SlotKind.RAG_DOC}
+    assert texts["kb:vpn.md#2"].startswith("Connecting to the VPN:\n1. Open the GlobalProtect")
+    assert texts["kb:vpn.md#1"].startswith("The company VPN")  # prose: unchanged

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from smartctx.agents import NO_INFORMATION, REFUSALS, GroundedResponder
+from smartctx.agents.grounded import extract_knowledge, whole_procedures
 from smartctx.agents.language import small_talk
+from smartctx.agents.relevance import topic_words
 from smartctx.core import HashingEmbedder
 
 SYSTEM = {"role": "system", "content": "You are the helpdesk assistant. Cite your sources."}
@@ -377,6 +379,26 @@ def test_a_how_to_question_is_answered_by_the_whole_procedure_one_step_a_line() 
     assert "never ask" not in out
     greeted = reply([SYSTEM, RESET, user("Hi! How do I reset my forgotten password?")])
     assert greeted.startswith("Hello!\n1. Go to")  # the procedure starts on its own line
+
+
+def test_a_list_led_in_by_its_section_title_opens_for_the_title_words() -> None:
+    # the served knowledge slot of a list starts with its section's title as a lead-in; "reset"
+    # is in the title and in the paragraph after the list, in no step
+    steps = (
+        "1. Go to `password.example.com` from any browser.\n"
+        "2. Enter your company e-mail address and click **Forgot password**.\n"
+        "3. Confirm your identity with the Authenticator app.\n"
+        "4. Choose a new password.\n\n"
+        "If you have no phone, call the helpdesk before resetting the password."
+    )
+    topic = topic_words("How do I reset my password?")
+    for lead_in, opened in (("Resetting a forgotten password:\n", True), ("", False)):
+        content = f"[source: kb:password-reset.md#1] {lead_in}{steps}"
+        sentences = extract_knowledge([{"role": "system", "content": content}])
+        step2 = next(s for s in sentences if s.step == 2)
+        out = whole_procedures([step2], sentences, topic)
+        assert ([s.step for s in out] == [2, 1, 3, 4]) is opened
+        assert all(not s.text.endswith(":") for s in out)  # the lead-in itself is not said
 
 
 def test_a_question_for_one_value_gets_the_step_that_holds_it_unnumbered() -> None:

@@ -6,6 +6,7 @@ Long-term memory lives in :mod:`smartctx.agents.memory_provider`.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -21,7 +22,9 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class KnowledgeHit(Protocol):
-    """What a knowledge-base hit must offer (``smartctx.retrieval.kb.KBHit`` does)."""
+    """What a knowledge-base hit must offer (``smartctx.retrieval.kb.KBHit`` does). A hit may
+    also name its section (``heading``, a path "Document > Section"), which leads in a chunk
+    that opens with a list (:func:`with_lead_in`)."""
 
     @property
     def source_id(self) -> str: ...
@@ -85,7 +88,7 @@ class KnowledgeProvider(ContextProvider):
         slots = [
             Slot(
                 SlotKind.RAG_DOC,
-                hit.text,
+                with_lead_in(hit.text, str(getattr(hit, "heading", "") or "")),
                 # best first: when the budget holds only some, the best-ranked survive (equal
                 # priorities evicted the first admitted, the best, first)
                 priority=DEFAULT_PRIORITY[SlotKind.RAG_DOC] - RANK_STEP * rank,
@@ -107,6 +110,19 @@ class KnowledgeProvider(ContextProvider):
 
     async def on_new_messages(self, messages: list[Message]) -> None:
         """The knowledge base learns nothing from conversations."""
+
+
+_OPENS_LIST = re.compile(r"\s*(?:\d{1,2}[.)]|[-*+])\s")
+
+
+def with_lead_in(text: str, heading: str) -> str:
+    """``text`` of a chunk that opens with a list, led in by its section's title ("Resetting a
+    forgotten password:" before "1. Go to ..."): a list alone does not say what it is for, and
+    a lead-in ending with a colon is context, never an answer. Other chunks are unchanged."""
+    title = heading.rsplit(" > ", 1)[-1].strip()
+    if not title or not _OPENS_LIST.match(text):
+        return text
+    return f"{title.rstrip(':')}:\n{text}"
 
 
 @runtime_checkable

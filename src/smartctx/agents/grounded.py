@@ -485,7 +485,8 @@ def whole_procedures(
     """``chosen`` with every step of each short ordered list (at most :data:`MAX_STEPS` steps,
     numbered 1, 2, 3 ... in one source) that one of them belongs to, so a procedure is said from
     its first step to its last. ``chosen`` is best first. Only a step plainly on the question's
-    ``topic`` (its topic words) opens its procedure: it holds two of those the context knows at
+    ``topic`` (its topic words) opens its procedure: it holds, with its list's lead-in (a
+    sentence ending with a colon just before step 1), two of those the context knows at
     all, or the one the context knows ("How do I set up the VPN on my phone?" does not get the
     password reset because a step of it mentions a phone); when the context knows none of them
     (a question in another language), the best-ranked step alone may open its procedure. What the
@@ -500,8 +501,7 @@ def whole_procedures(
     opened: set[int] = set()
     steps = [s for s in chosen if s.step is not None and not s.personal]
     for sentence in steps:
-        shared = sum(1 for t in asked if t in sentence.tokens or derived_in(t, sentence.tokens))
-        if shared < need or (not need and sentence is not steps[0]):
+        if not need and sentence is not steps[0]:
             # a question whose words the context does not know (another language) opens only
             # the procedure of its best step, chosen by meaning
             continue
@@ -514,6 +514,13 @@ def whole_procedures(
                 break
             run.insert(0, before)
         if run[0].step != 1:
+            continue
+        # the step's words, and its list's lead-in ("Resetting a forgotten password:")
+        words = sentence.tokens
+        lead = at.get(run[0].order - 1)
+        if lead is not None and lead.source == sentence.source and lead.text.endswith(":"):
+            words = words | lead.tokens
+        if sum(1 for t in asked if t in words or derived_in(t, words)) < need:
             continue
         broken = False
         while True:
