@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -81,3 +82,21 @@ def test_a_task_someone_can_watch_is_written_working_first(server: ServerHandle)
         time.sleep(0.05)
     assert stored["status"]["state"] == "TASK_STATE_COMPLETED"
     assert stored["artifacts"][0]["name"] == "reply"
+
+
+def test_a_message_whose_task_was_never_stored_runs_again(
+    server: ServerHandle, db_url: str
+) -> None:
+    # A crash in the middle of a plain send leaves the message claimed and no task (it is
+    # stored once, finished): the client's retry of that message runs the turn again.
+    text = "What is the hotel limit in London?"
+    with sqlite3.connect(db_url.split(":///", 1)[1]) as conn:
+        conn.execute(
+            "INSERT INTO a2a_deliveries (owner, message_id, task_id, created_at)"
+            " VALUES (?, ?, ?, ?)",
+            ("one-save", text[:8], "never-stored", "2026-12-01 00:00:00+00:00"),
+        )
+    task = _send(server, text)
+    assert task["id"] != "never-stored"
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert "USD 250" in task["artifacts"][0]["parts"][0]["text"]

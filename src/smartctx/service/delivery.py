@@ -10,10 +10,13 @@ runs again. Two retries that arrive at once in one process are serialised by a l
 with the first task; two deliveries of one message that reach two replicas at the same moment
 both run, and the later claim is the one kept.
 
-``fail_interrupted_tasks`` marks the A2A tasks a crash left ``SUBMITTED`` or ``WORKING`` as
-``FAILED`` at start-up, with a message saying to send the message again. On SQLite (one
-process owns the file) that is every unfinished task; on a shared database only those not
-updated for ``stale_after`` seconds, so that another replica's running turns are left alone.
+A plain send's task is stored only when it ends (see :mod:`smartctx.service.executor`), so
+a crash during one leaves the message claimed and no task: its retry runs again.
+``fail_interrupted_tasks`` marks the A2A tasks a crash left ``SUBMITTED`` or ``WORKING`` (a
+stream's, a ``returnImmediately`` send's) as ``FAILED`` at start-up, with a message saying to
+send the message again. On SQLite (one process owns the file) that is every unfinished task; on
+a shared database only those not updated for ``stale_after`` seconds, so that another replica's
+running turns are left alone.
 
 Cost: one primary-key read per message, one upsert per new message.
 """
