@@ -11,7 +11,9 @@ with the first task; two deliveries of one message that reach two replicas at th
 both run, and the later claim is the one kept.
 
 A plain send's task is stored only when it ends (see :mod:`smartctx.service.executor`), so
-a crash during one leaves the message claimed and no task: its retry runs again.
+a crash during one leaves the message claimed and no task: its retry runs again. So does a
+retry that reaches another replica while the first delivery's turn is still running (before,
+it got the first task back, unfinished).
 ``fail_interrupted_tasks`` marks the A2A tasks a crash left ``SUBMITTED`` or ``WORKING`` (a
 stream's, a ``returnImmediately`` send's) as ``FAILED`` at start-up, with a message saying to
 send the message again. On SQLite (one process owns the file) that is every unfinished task; on
