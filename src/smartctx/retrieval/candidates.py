@@ -39,7 +39,6 @@ class CandidateView:
         self.slots: list[Slot] = []
         self.texts: list[str] = []
         self.ids = np.empty(0, dtype=object)
-        self._id_list: list[str] = []
         self.by_id: dict[str, Slot] = {}  # the last slot of each id
         self.where = np.empty(0, dtype=np.intp)  # positions the filter allows
         self.hood = Neighbourhood(2)
@@ -59,7 +58,7 @@ class CandidateView:
         size = len(self.slots)
         if len(given) < size:
             return None
-        if list(map(_ID, itertools.islice(given, size))) != self._id_list:
+        if list(map(_ID, itertools.islice(given, size))) != self.ids.tolist():
             return None
         if list(map(_TEXT, itertools.islice(given, size))) != self.texts:
             return None
@@ -72,7 +71,6 @@ class CandidateView:
         self.slots += tail
         self.texts += map(_TEXT, tail)
         ids = [slot.id for slot in tail]
-        self._id_list += ids
         self.ids = np.concatenate([self.ids, np.array(ids, dtype=object)])
         self.by_id.update(zip(ids, tail, strict=True))
         allows = self.filter.allows

@@ -13,6 +13,9 @@ from typing import Any
 from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import Artifact, Part
 
+REPLY = "reply"
+"""The name of the reply artifact."""
+
 
 class ArtifactStream:
     """The reply artifact sent chunk by chunk (A2A ``append`` / ``last_chunk``).
@@ -45,7 +48,7 @@ class ArtifactStream:
         await self.updater.add_artifact(
             [Part(text=text)],
             artifact_id=self.artifact_id,
-            name="reply",
+            name=REPLY,
             metadata=metadata,
             append=not first,
             last_chunk=last,
@@ -56,7 +59,7 @@ class ArtifactStream:
 
     def whole(self, reply: str, metadata: dict[str, Any]) -> Artifact:
         """The reply as one artifact, as ``finish`` would leave it on a task no chunk reached."""
-        artifact = Artifact(artifact_id=self.reply_id(), name="reply", parts=[Part(text=reply)])
+        artifact = Artifact(artifact_id=self.reply_id(), name=REPLY, parts=[Part(text=reply)])
         artifact.metadata.update(metadata)
         return artifact
 

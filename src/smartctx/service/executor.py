@@ -263,14 +263,11 @@ class SmartctxExecutor(AgentExecutor):
         once = context.current_task is None and bool(
             context.call_context and context.call_context.state.get(ONE_EVENT)
         )
-        if once:
+        if context.current_task is None:
             task = new_task_from_user_message(message)
-        elif context.current_task is None:
-            # A new task starts in WORKING: one save where SUBMITTED then WORKING took two.
-            task = new_task_from_user_message(message)
-            task.status.state = TaskState.TASK_STATE_WORKING
-            task.status.timestamp.GetCurrentTime()
-            await event_queue.enqueue_event(task)
+            if not once:
+                # A new task starts in WORKING: one save where SUBMITTED then WORKING took two.
+                await event_queue.enqueue_event(_ended(task, TaskState.TASK_STATE_WORKING))
         else:
             await updater.start_work()
         owner = owner_of(context.call_context)
@@ -401,7 +398,7 @@ def _hook_slot(slot: Slot) -> Slot:
 
 
 def _ended(task: Task, state: Any, message: A2AMessage | None = None) -> Task:
-    """``task`` in its final ``state`` (now), with the status ``message`` if any."""
+    """``task`` in ``state`` as of now, with the status ``message`` if any."""
     task.status.state = state
     if message is not None:
         task.status.message.CopyFrom(message)

@@ -92,9 +92,8 @@ class WindowState:
         """Per text key, the id of the earliest (lowest seq) archived slot with that text:
         recall's candidates, kept as slots leave instead of found by a walk over the whole
         archive every turn. A text archived again (a knowledge chunk retrieved turn after turn)
-        leaves the candidates as they were, so their list only grows and a recaller indexes
-        each text once; the earliest copy, not the last archived, so a window rebuilt from its
-        log has the same candidates."""
+        leaves the candidates as they were, so a recaller indexes each text once; the earliest
+        copy, not the last archived, so a window rebuilt from its log has the same candidates."""
         self._stamp = 0
         self._heap: list[tuple[float, int, str]] = []
 
