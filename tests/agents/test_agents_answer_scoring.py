@@ -378,3 +378,19 @@ def test_a_foreign_how_to_whose_best_sentence_is_no_step_opens_its_best_step(
     out = answer(served, "Comment réinitialiser mon mot de passe ?", *context)
     numbered = [line[:3] for line in out.split("\n") if line[:1].isdigit()]
     assert numbered == ["1. ", "2. ", "3. ", "4. "]
+
+
+def test_a_word_met_only_in_the_context_leaves_the_question_to_similarity(
+    served: GroundedResponder,
+) -> None:
+    # "limite" meets only the list's lead-in "Limits for travel:", the context of every item:
+    # that is no shared word, so the hotel limit is still found by meaning
+    travel = {
+        "role": "system",
+        "content": "[source: kb:expense.md#1] Limits for travel:\n\n"
+        "- Flights: economy class for flights under 6 hours.\n"
+        "- Hotels: up to USD 180 per night (USD 250 in London, New York, Tokyo and Zurich).\n"
+        "- Meals: a daily allowance of USD 60 while travelling.",
+    }
+    reply = answer(served, "Quelle est la limite d'hôtel à Londres ?", travel)
+    assert "USD 250" in reply and "Flights" not in reply

@@ -180,6 +180,9 @@ class Scored:
     similarity: float
     typed: bool
     entity: float
+    shared: bool = False
+    """Whether the sentence itself, not only its context (its list's lead-in, its section),
+    holds a word of the question."""
 
 
 def score(
@@ -232,5 +235,5 @@ def score(
         on_topic = any(t not in shared_names for t in matched[i])
         entity = len(shared_names) / len(names) if names and on_topic else 0.0
         value = (1 - w) * lexical + w * sim + type_bonus * typed + entity_bonus * entity
-        out.append(Scored(sentence, value, lexical, sim, typed, entity))
+        out.append(Scored(sentence, value, lexical, sim, typed, entity, bool(matched[i])))
     return out

@@ -439,13 +439,15 @@ class GroundedResponder:
         # closer "Passwords expire every 365 days"). Beside sentences that share words, one
         # that shares none ranks by its similarity or its score, whichever is higher.
         w = self.embedder_weight
-        lexical_any = any(item.lexical > 0 for item in scored)
+        # (a word met only in a sentence's context, "Limits for travel:" for "limite", is not
+        # one it shares)
+        lexical_any = any(item.shared for item in scored)
         for item in scored:
             if item.sentence.source == "conversation" and item.lexical < CONVERSATION_OVERLAP:
                 continue  # what the user said earlier answers only what it is plainly about
             if item.lexical > 0 and item.score >= self.threshold:
                 ranked.append((item.sentence, item.score, item.similarity))
-            elif item.lexical == 0 and strong is not None and item.similarity >= strong:
+            elif not item.shared and strong is not None and item.similarity >= strong:
                 # no shared word: the similarity alone must be strong
                 bonus = item.score - w * item.similarity
                 value = item.similarity + (0.0 if lexical_any else bonus)
