@@ -21,3 +21,14 @@ def test_compare_names_what_before_measured_and_lists_both_columns() -> None:
     assert "| CPU ms per turn (all threads) | 200.0 | 50.0 |" in labelled
     embeds = compare_markdown({**_result(1.0), "embedded_per_turn": 3.0}, _result(1.0))
     assert "| texts embedded per turn | 3.0 | - |" in embeds
+    pooled = compare_markdown({**_result(1.0), "checkouts_per_turn": 10.3}, _result(1.0))
+    assert "| connection pool checkouts per turn | 10.3 | - |" in pooled
+
+
+def test_a_profile_counts_statements_and_pool_checkouts_of_real_turns() -> None:
+    from smartctx.bench.turn_profile import markdown, run
+
+    result = run(turns=2, warmup=1)
+    assert result["errors"] == 0
+    assert result["sql_per_turn"] > 0 and result["checkouts_per_turn"] > 0
+    assert f"{result['checkouts_per_turn']} pool checkouts per turn" in markdown(result)

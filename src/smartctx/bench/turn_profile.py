@@ -58,9 +58,13 @@ async def _profile(
     settings = Settings(data_dir=data_dir, database_url=database_url)
     handle = await serve_async(settings, host="127.0.0.1", port=0)
     statements = [0]
+    checkouts = [0]
 
     def count(*_args: Any) -> None:
         statements[0] += 1
+
+    def checkout(*_args: Any) -> None:
+        checkouts[0] += 1
 
     client = TurnClient(handle.url)
     try:
@@ -68,6 +72,7 @@ async def _profile(
         for _ in range(warmup):
             await client.turn(context)
         event.listen(handle.app.db.engine.sync_engine, "before_cursor_execute", count)
+        event.listen(handle.app.db.engine.sync_engine.pool, "checkout", checkout)
         embedded = _embedded(handle.app)
         profiler = Profiler(interval=0.001, async_mode="disabled")
         start, cpu0 = time.perf_counter(), time.process_time()
@@ -79,6 +84,7 @@ async def _profile(
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
         embedded = _embedded(handle.app) - embedded
         event.remove(handle.app.db.engine.sync_engine, "before_cursor_execute", count)
+        event.remove(handle.app.db.engine.sync_engine.pool, "checkout", checkout)
     finally:
         await client.__aexit__()
         await handle.stop()
@@ -93,6 +99,7 @@ async def _profile(
         "wall_ms_per_turn": round(1000 * wall / turns, 1),
         "cpu_ms_per_turn": round(1000 * cpu / turns, 1),
         "sql_per_turn": round(statements[0] / turns, 1),
+        "checkouts_per_turn": round(checkouts[0] / turns, 1),
         "embedded_per_turn": round(embedded / turns, 2),
         "top": [{"function": k, "ms_per_turn": round(1000 * v / turns, 2)} for k, v in top[:40]],
         "text": session and profiler.output_text(unicode=True, color=False, show_all=False),
@@ -124,7 +131,8 @@ def markdown(result: dict[str, Any], rows: int = 25) -> str:
     lines = [
         f"{result['turns']} warm turns, {result['wall_ms_per_turn']} ms wall and "
         f"{result['cpu_ms_per_turn']} ms CPU (all threads, client included) per turn, "
-        f"{result['sql_per_turn']} SQL statements per turn, "
+        f"{result['sql_per_turn']} SQL statements and "
+        f"{result.get('checkouts_per_turn', '-')} pool checkouts per turn, "
         f"{result.get('embedded_per_turn', '-')} texts embedded per turn, "
         f"{result['errors']} errors.",
         "",
@@ -160,6 +168,8 @@ def compare_markdown(before: dict[str, Any], after: dict[str, Any], rows: int = 
         f"| CPU ms per turn (all threads) | {before.get('cpu_ms_per_turn', '-')} "
         f"| {after.get('cpu_ms_per_turn', '-')} |",
         f"| SQL statements per turn | {before['sql_per_turn']} | {after['sql_per_turn']} |",
+        f"| connection pool checkouts per turn | {before.get('checkouts_per_turn', '-')} "
+        f"| {after.get('checkouts_per_turn', '-')} |",
         f"| texts embedded per turn | {before.get('embedded_per_turn', '-')} "
         f"| {after.get('embedded_per_turn', '-')} |",
         "",

@@ -323,6 +323,7 @@ def create_app(
         max_waiting=settings.max_waiting_turns,
         extra_check=lambda _text, meta: _check_options(settings, meta),
         deliveries=DeliveryLog(db, clock=clock),
+        hold=db.hold,  # a turn's short statements share one connection (PostgreSQL)
         validate_input_modes=True,
         event_stream=tasks.events,
         # new task ids that the stores know are unsaved: no query reads them (.fresh_tasks)

@@ -86,9 +86,11 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
         deliveries: DeliveryLog | None = None,
         max_running: int = 16,
         max_waiting: int = 256,
+        hold: Callable[[], contextlib.AbstractAsyncContextManager[None]] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
+        self._hold = hold or contextlib.nullcontext
         self._max_chars = max_chars
         self._extra_check = extra_check
         self._deliveries = deliveries
@@ -156,6 +158,10 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
             configuration.return_immediately
             or configuration.HasField("task_push_notification_config")
         )
+        async with self._hold():
+            return await self._send(params, context)
+
+    async def _send(self, params: SendMessageRequest, context: ServerCallContext) -> Message | Task:
         key = self._key(params, context)
         if key is None or self._deliveries is None:
             async with self._admitted():

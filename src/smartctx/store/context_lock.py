@@ -8,8 +8,9 @@ wrote. The lock is a session-level advisory lock on a connection held for the bl
 explicitly (and by PostgreSQL if the process dies). On SQLite the block runs unlocked: one
 process serialises its own turns, and the version check still guards against a second process.
 
-Cost: one pooled connection and two statements (two round trips: the connection is in autocommit,
-so neither opens a transaction) per locked block on PostgreSQL; none on SQLite.
+Cost: two statements (two round trips: the connection is in autocommit, so neither opens a
+transaction) per locked block on PostgreSQL, on the connection ``Database.hold`` holds for the
+turn, or else on one pooled connection kept for the block; none on SQLite.
 """
 
 from __future__ import annotations
@@ -44,9 +45,10 @@ class ContextLock:
             yield
             return
         key = {"key": lock_key(owner, context_id)}
-        async with self.db.reader.connect() as conn:  # autocommit: no BEGIN/COMMIT around them
-            await conn.execute(_LOCK, key)
+        # autocommit: no BEGIN/COMMIT around them; inside ``Database.hold``, the held connection
+        async with self.db.one_connection() as run:
+            await run(_LOCK, key)
             try:
                 yield
             finally:
-                await conn.execute(_UNLOCK, key)
+                await run(_UNLOCK, key)

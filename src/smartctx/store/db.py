@@ -22,8 +22,9 @@ import logging
 import sqlite3
 import time
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +32,13 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.sql import Executable
 
 from smartctx.store.sqlite_inline import InlineConnection
 
@@ -48,6 +51,55 @@ MIGRATION_LOCK = (0x736D6374, 0x6D696772)
 """The two-key advisory lock migrations hold on PostgreSQL (a key space apart from the one-key
 locks of :mod:`smartctx.store.context_lock`)."""
 logger = logging.getLogger(__name__)
+
+Statements = Callable[[Executable, dict[str, Any]], Awaitable[None]]
+"""Runs one statement with its parameters (see :meth:`Database.one_connection`)."""
+
+
+class _Held:
+    """One pooled autocommit connection shared by the reads and single-statement writes of a
+    unit of work (see :meth:`Database.hold`): checked out at its first use, used by one
+    statement block at a time, returned to the pool when the hold has ended and its last user
+    is done."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.loop = asyncio.get_running_loop()
+        self.lock = asyncio.Lock()
+        self.connection: AsyncConnection | None = None
+        self.users = 0
+        self.ended = False
+
+    def serves(self, db: Database) -> bool:
+        """Whether a block of ``db`` on this loop may use the connection."""
+        return db is self.db and not self.ended and asyncio.get_running_loop() is self.loop
+
+    @asynccontextmanager
+    async def user(self) -> AsyncIterator[None]:
+        """Count the block as a user: the connection stays checked out until it ends."""
+        self.users += 1
+        try:
+            yield
+        finally:
+            self.users -= 1
+            if self.ended and not self.users:
+                await self.release()
+
+    @asynccontextmanager
+    async def use(self) -> AsyncIterator[AsyncConnection]:
+        """The connection, exclusively for the block (waits for the block using it)."""
+        async with self.user(), self.lock:
+            if self.connection is None:
+                self.connection = await self.db.reader.connect()
+            yield self.connection
+
+    async def release(self) -> None:
+        connection, self.connection = self.connection, None
+        if connection is not None:
+            await connection.close()
+
+
+_HELD: ContextVar[_Held | None] = ContextVar("smartctx_held_connection", default=None)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -193,7 +245,7 @@ class Database:
         one round trip, not BEGIN, the statement and COMMIT. Each statement commits on its own:
         never run two in it that must stand or fall together. On SQLite it takes this process's
         write turn first (see :meth:`writing`)."""
-        async with self.writing(), self._reads() as session:
+        async with self.writing(), self._autocommit() as session:
             yield session
 
     @asynccontextmanager
@@ -205,9 +257,69 @@ class Database:
         write lock that :meth:`session` takes up front (``BEGIN IMMEDIATE``); on PostgreSQL the
         connection is in autocommit, so a read costs one round trip (at the default READ
         COMMITTED each statement of a transaction took its own snapshot anyway).
+
+        Inside :meth:`hold` it runs on the held connection when that is free.
         """
-        async with self._reads() as session:
+        async with self._autocommit() as session:
             yield session
+
+    @asynccontextmanager
+    async def _autocommit(self) -> AsyncIterator[AsyncSession]:
+        held = _HELD.get()
+        if held is None or not held.serves(self) or held.lock.locked():
+            async with self._reads() as session:
+                yield session
+            return
+        async with held.use() as connection, self._reads(bind=connection) as session:
+            yield session
+
+    @asynccontextmanager
+    async def one_connection(self) -> AsyncIterator[Statements]:
+        """Run autocommit statements on one connection for the whole block (a session-level
+        lock and its unlock): the held connection inside :meth:`hold` (other blocks may use it
+        between the statements), else one from the pool. ``await run(statement, params)``."""
+        held = _HELD.get()
+        if held is not None and held.serves(self):
+            async with held.user():
+
+                async def on_held(statement: Executable, params: dict[str, Any]) -> None:
+                    async with held.use() as connection:
+                        await connection.execute(statement, params)
+
+                yield on_held
+            return
+        async with self.reader.connect() as connection:
+
+            async def on_own(statement: Executable, params: dict[str, Any]) -> None:
+                await connection.execute(statement, params)
+
+            yield on_own
+
+    @asynccontextmanager
+    async def hold(self) -> AsyncIterator[None]:
+        """Within the block, :meth:`read` and :meth:`atomic` of this task and of the tasks it
+        starts share one pooled connection on PostgreSQL, checked out at the first use.
+
+        A served turn runs a dozen short statements, each of which checked a connection out of
+        SQLAlchemy's pool and back in; that bookkeeping cost about as much CPU as the statement.
+        A block that finds the held connection busy (a concurrent task of the same unit of
+        work) takes one from the pool as before, so nothing waits on the sharing. A task still
+        using the connection when the hold ends keeps it until it is done. A nested hold is the
+        outer one. A no-op on SQLite, whose connections cost nothing to take.
+        """
+        outer = _HELD.get()
+        if self.is_sqlite or (outer is not None and outer.serves(self)):
+            yield
+            return
+        held = _Held(self)
+        token = _HELD.set(held)
+        try:
+            yield
+        finally:
+            _HELD.reset(token)
+            held.ended = True
+            if not held.users:
+                await held.release()
 
     async def migrate(self) -> None:
         """Upgrade the schema to every Alembic head (idempotent)."""
