@@ -80,6 +80,33 @@ async def test_a_follow_up_that_names_nothing_searches_for_the_exchange_it_follo
     assert kb.queries[-1] == ("Where is the IT desk?", 1)  # it names something: alone
 
 
+class HotelKB(FakeKB):
+    """Finds the hotel chunk for a query that says "hotel", nothing otherwise."""
+
+    def search(self, query: str, k: int = 3) -> list[FakeHit]:
+        super().search(query, k)
+        return self.hits[:k] if "hotel" in query else []
+
+
+async def test_a_short_follow_up_that_finds_nothing_alone_is_searched_with_the_exchange() -> None:
+    kb = HotelKB([FakeHit("kb:expenses.md#1", "Hotels: up to USD 180 (USD 250 in London).", 1)])
+    asked = [Message("user", "What is the hotel limit in London?"), Message("assistant", "250")]
+    context = await KnowledgeProvider(kb, k=1).get_relevant_context(
+        [*asked, Message("user", "and in Paris?")]
+    )
+    assert context is not None and context.slots[0].source_id == "kb:expenses.md#1"
+    assert kb.queries == [
+        ("and in Paris?", 1),
+        ("What is the hotel limit in London?\nand in Paris?", 1),
+    ]
+    # a question that says enough by itself is not read with the one before it
+    kb.queries.clear()
+    await KnowledgeProvider(kb, k=1).get_relevant_context(
+        [*asked, Message("user", "What is the dress code at the Paris office?")]
+    )
+    assert kb.queries == [("What is the dress code at the Paris office?", 1)]
+
+
 async def test_no_hits_logs_the_search_only() -> None:
     context = await KnowledgeProvider(FakeKB([])).get_relevant_context(ask("weather?"))
     assert context is not None

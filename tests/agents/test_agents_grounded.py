@@ -337,6 +337,12 @@ def test_a_short_follow_up_that_names_something_else_is_not_answered_by_the_last
     assert reply([SYSTEM, hotels, asked, answered, user("How do I contact you?")]) == (
         NO_INFORMATION
     )
+    # no sentence names Paris: the rule that names its exceptions holds for it; a follow-up
+    # naming a thing (an acronym, a common noun) still needs a sentence about it
+    assert "USD 180" in reply([SYSTEM, hotels, asked, answered, user("and in Paris?")])
+    assert "USD 180" in reply([SYSTEM, hotels, asked, answered, user("And for New York?")])
+    for other in ("and the VPN?", "and for laptops?"):
+        assert reply([SYSTEM, hotels, asked, answered, user(other)]) == NO_INFORMATION
     asked = user("What do you know about me?")
     intro = user("Hello! I'm Ana García, I work remotely from Porto.")
     noted = assistant("Noted.")
@@ -451,3 +457,23 @@ def test_a_step_that_shares_one_word_with_the_question_does_not_open_its_procedu
     # the same list opens for a question it is about
     out = reply([SYSTEM, reset, vpn, user("How do I reset a forgotten password?")])
     assert out.startswith("1. Go to `password.example.com`")
+
+
+def test_a_question_of_the_users_own_life_is_answered_only_from_what_they_stated() -> None:
+    expenses = {
+        "role": "system",
+        "content": "[source: kb:expenses.md#3] Write to expenses@example.com with your claim "
+        "number; the finance team answers within 2 working days.",
+    }
+    intro = user("Hi, I'm Nina from the Munich office, I just joined the finance team.")
+    desk = user("My desk is 4B.")
+    # "working days" shares a word with "Where do I work?": a document never answers it
+    assert reply([SYSTEM, expenses, user("Where do I work?")]) == NO_INFORMATION
+    for question in ("Where do I work?", "Wo arbeite ich?", "Which team am I in?"):
+        answer = reply([SYSTEM, expenses, intro, assistant("Noted."), desk, user(question)])
+        assert "Munich office" in answer, question
+        assert "expenses@" not in answer and "working days" not in answer
+    # a question of a policy that says "I" is still the documents'
+    assert "expenses@example.com" in reply(
+        [SYSTEM, expenses, intro, user("Where do I send my expense claim?")]
+    )

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
+
 from smartctx.agents.relevance import (
     ABOUT_USER_QUESTION,
     LEXICAL_ONLY,
     GatedRecaller,
     RelevanceGate,
     asks_about_user,
+    asks_user_fact,
     contextual_query,
     query_for,
 )
@@ -164,3 +167,29 @@ def test_a_question_of_what_is_known_of_the_user_brings_back_their_statements() 
         assert [slot.text for slot, _ in ranked] == ["My desk is 4B.", slots[0].text]
     assert not asks_about_user("What do you know about the VPN?")
     assert query_for("Who am I?") == "What is my name?"
+
+
+@pytest.mark.parametrize(
+    ("question", "personal"),
+    [
+        ("Where do I work?", True),
+        ("Which office do I work in?", True),
+        ("Which team am I in?", True),
+        ("What's my role?", True),
+        ("Who do I report to?", True),
+        ("Wo arbeite ich?", True),
+        ("¿Dónde trabajo?", True),
+        ("Where do I send my receipts?", False),
+        ("How many days do I work per week?", False),
+        ("What hours do I work?", False),
+        ("What is my vacation allowance?", False),
+    ],
+)
+def test_a_fact_of_the_users_own_life_is_searched_in_what_they_stated(
+    question: str, personal: bool
+) -> None:
+    assert asks_user_fact(question) is personal
+    # never read with the exchange before it ("and in Paris?\nWhere do I work?")
+    contextual = contextual_query(question, "Hotels?")
+    assert (contextual == ABOUT_USER_QUESTION) is personal
+    assert (query_for(question) == ABOUT_USER_QUESTION) is personal

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
-from smartctx.agents.relevance import topic_words
+from smartctx.agents.relevance import contextual_query, topic_words
 from smartctx.core import InvalidInput, Slot, SlotKind
 from smartctx.core.slots import DEFAULT_PRIORITY
 
@@ -59,8 +59,10 @@ class KnowledgeProvider(ContextProvider):
     ``tool_log`` slot recording the call (``kb.search('how do I connect to the VPN') ->
     kb:vpn.md#1, kb:vpn.md#2``; ``-> (no results)`` when nothing is relevant, then no ``rag_doc``
     slot). A follow-up that names no topic word ("And who do I tell about it?") is searched
-    together with the user message before it. The search runs in a worker thread (it embeds the
-    query), so it does not block the event loop. Stores nothing.
+    together with the user message before it, and so is a short one that finds nothing alone
+    ("and in Paris?", see :func:`~smartctx.agents.relevance.contextual_query`). The search runs
+    in a worker thread (it embeds the query), so it does not block the event loop. Stores
+    nothing.
     """
 
     def __init__(self, kb: KnowledgeSearch, k: int = 2, *, query_chars: int = 80) -> None:
@@ -80,11 +82,18 @@ class KnowledgeProvider(ContextProvider):
         if not query.strip() or self.k == 0:
             return None
         searched = query
-        if len(asked) > 1 and not topic_words(query):
+        previous = asked[-2] if len(asked) > 1 else None
+        if previous is not None and not topic_words(query):
             # a follow-up that names nothing ("And who do I tell about it?") searches for the
             # exchange it follows, not for its phrasing
-            searched = f"{asked[-2]}\n{query}"
+            searched = f"{previous}\n{query}"
         hits = list(await asyncio.to_thread(self.kb.search, searched, self.k))[: self.k]
+        contextual = contextual_query(query, previous)
+        if not hits and searched == query and contextual.endswith(f"\n{query}"):
+            # a short follow-up whose name no document holds ("and in Paris?" after the London
+            # hotel limit) is read with the exchange it follows
+            searched = contextual
+            hits = list(await asyncio.to_thread(self.kb.search, searched, self.k))[: self.k]
         slots = [
             Slot(
                 SlotKind.RAG_DOC,

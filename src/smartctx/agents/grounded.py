@@ -21,6 +21,7 @@ from smartctx.agents.language import NO_INFORMATION as LANG_NO_INFORMATION
 from smartctx.agents.models import ChatMessages, copy_messages
 from smartctx.agents.relevance import (
     ABOUT_USER_QUESTION,
+    asks_user_fact,
     contextual_query,
     query_for,
     topic_words,
@@ -80,6 +81,8 @@ def asks_own_words(question: str) -> bool:
 ABOUT_USER_MAX = 5
 """Statements said back at most to "What do you know about me?"."""
 _NAME = re.compile(r"^my name is\b", re.IGNORECASE)
+_SENTENCE_START = re.compile(r"(?<=[.!?:;])\s+")
+_WORD = re.compile(r"[^\W\d_][\w'-]*")
 
 CONVERSATION_OVERLAP = 0.5
 """Word overlap an earlier user statement needs to answer ("The hotel wifi blocks my VPN" does
@@ -114,6 +117,16 @@ def _greeting_first(text: str) -> tuple[str | None, str]:
         return None, text
     # the greeting itself ("Hello!"), not its offer of help: an answer follows
     return split_sentences(opening)[0], rest.strip()
+
+
+def names(text: str) -> list[str]:
+    """The words of ``text`` written with a capital inside a sentence (not its first word, not
+    all capitals): names of places and people ("Paris", "New York"), not acronyms ("USD")."""
+    out: list[str] = []
+    for part in _SENTENCE_START.split(text):
+        words = _WORD.findall(part)
+        out += [w for w in words[1:] if w[0].isupper() and not w.isupper()]
+    return out
 
 
 def _document(source: str) -> str:
@@ -296,15 +309,24 @@ class GroundedResponder:
             # London?") is answered by a sentence about it; "How do I contact you?" after a
             # hotel question is not answered with the hotel limit
             named = topic_words(searched)
+            in_context = self.ranked(contextual, sentences)
             ranked = [
                 item
-                for item in self.ranked(contextual, sentences)
+                for item in in_context
                 if not named
                 or any(t in item[0].tokens or derived_in(t, item[0].tokens) for t in named)
             ]
+            if not ranked and named and set(named) <= set(topic_words(" ".join(names(query)))):
+                # "and in Paris?" after the London hotel limit: no sentence names Paris, so the
+                # rule the exchange found, which names its exceptions ("USD 250 in London,
+                # Tokyo ..."), holds for it
+                ranked = [item for item in in_context if names(item[0].text)]
         if searched == ABOUT_USER_QUESTION:
             # "What do you know about me?": what the user stated of themselves, each once
             ranked = self._about_user(sentences)
+            if ranked and asks_user_fact(query):
+                # "Where do I work?": the statement that bears on it, else all they stated
+                ranked = self.ranked(query, [item[0] for item in ranked])[:1] or ranked
         elif searched != query:
             # "Who am I?": only what the user said of themselves answers it ("Passwords must
             # not contain your name" does not)

@@ -171,6 +171,19 @@ _ABOUT_USER = re.compile(
     r"|qu[eé]\s+sabes\s+(?:de|sobre)\s+m[ií])\W*$",
     re.IGNORECASE,
 )
+_USER_FACT = re.compile(
+    r"^\W*(?:(?:where|which)\b[^?]*?\b(?:(?:do|did)\s+i\s+(?:work|live|sit|come\s+from|belong)"
+    r"|am\s+i\s+(?:in|at|from|based|working))\b"
+    r"|who\s+do\s+i\s+(?:report\s+to|work\s+(?:for|with))\b"
+    r"|what\s+(?:team|department|office|company|city)\s+(?:am|do)\s+i\b"
+    r"|where\s+am\s+i\s+(?:based|from|located|working|sitting)\b"
+    r"|(?:what|which|who)(?:'s|’s|\s+is|\s+was|\s+are)?\s+my\s+(?:job|role|team|department|office"
+    r"|desk|title|position|manager|boss|location|city|employer|company|workplace)\b"
+    r"|wo\s+(?:arbeite|wohne|sitze)\s+ich|in\s+welche[mr]?\s+(?:team|abteilung|büro)\s+"
+    r"(?:bin|arbeite)\s+ich|d[oó]nde\s+(?:trabajo|vivo)|o[uù]\s+(?:est-ce\s+que\s+je\s+"
+    r"travaille|je\s+travaille|travaill[eé]-je))",
+    re.IGNORECASE,
+)
 NAME_QUESTION = "What is my name?"
 ABOUT_USER_QUESTION = "What do you know about me?"
 
@@ -181,14 +194,22 @@ def asks_about_user(text: str) -> bool:
     return _ABOUT_USER.match(text) is not None
 
 
+def asks_user_fact(text: str) -> bool:
+    """Whether ``text`` asks for a fact of the user's own life ("Where do I work?", "What's my
+    team?", "Wo arbeite ich?"): only what they stated of themselves answers it, never a
+    document that shares a word with it ("working days")."""
+    return _USER_FACT.match(text) is not None
+
+
 def query_for(text: str) -> str:
     """What to search for ``text``: "What is my name?" when it asks who the user is ("Who am
     I?", "Wer bin ich?": such a question has no word to search by, and the user's name is what
-    it asks), :data:`ABOUT_USER_QUESTION` when it asks what is known of them (the user's own
-    statements answer it, see :class:`GatedRecaller`), else ``text`` itself."""
+    it asks), :data:`ABOUT_USER_QUESTION` when it asks what is known of them or a fact of their
+    own ("Where do I work?"; the user's own statements answer it, see :class:`GatedRecaller`),
+    else ``text`` itself."""
     if _IDENTITY.match(text):
         return NAME_QUESTION
-    return ABOUT_USER_QUESTION if asks_about_user(text) else text
+    return ABOUT_USER_QUESTION if asks_about_user(text) or asks_user_fact(text) else text
 
 
 def contextual_query(text: str, previous: str | None) -> str:
@@ -196,7 +217,7 @@ def contextual_query(text: str, previous: str | None) -> str:
     anything by itself ("and then?", "und dann?"), the ``previous`` user message followed by
     ``text``, so the evidence of the exchange it follows can come back. A question of who the
     user is asks for their name alone (:func:`query_for`)."""
-    if _IDENTITY.match(text) or asks_about_user(text):
+    if _IDENTITY.match(text) or asks_about_user(text) or asks_user_fact(text):
         return query_for(text)  # about the user, not about the exchange before it
     if previous is None or len(_terms(text)) >= ELLIPTICAL_TERMS:
         return text
