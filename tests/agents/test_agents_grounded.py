@@ -26,6 +26,11 @@ LEAVE = {
 }
 
 
+def kb(source: str, text: str) -> dict[str, str]:
+    """A knowledge-base passage as the window shows it."""
+    return {"role": "system", "content": f"[source: kb:{source}] {text}"}
+
+
 def user(text: str) -> dict[str, str]:
     return {"role": "user", "content": text}
 
@@ -324,11 +329,9 @@ def test_what_is_known_of_the_user_is_everything_they_stated(question: str) -> N
 
 
 def test_a_short_follow_up_that_names_something_else_is_not_answered_by_the_last_topic() -> None:
-    hotels = {
-        "role": "system",
-        "content": "[source: kb:expenses.md#1] The hotel limit is USD 180 per night (USD 250 "
-        "in London and Zurich).",
-    }
+    hotels = kb(
+        "expenses.md#1", "The hotel limit is USD 180 per night (USD 250 in London and Zurich)."
+    )
     asked = user("What is the hotel limit per night in London?")
     answered = assistant("Hotels: up to USD 180 per night.")
     # read with the question before it, "and in Zurich?" is about the hotel sentence that names
@@ -460,11 +463,11 @@ def test_a_step_that_shares_one_word_with_the_question_does_not_open_its_procedu
 
 
 def test_a_question_of_the_users_own_life_is_answered_only_from_what_they_stated() -> None:
-    expenses = {
-        "role": "system",
-        "content": "[source: kb:expenses.md#3] Write to expenses@example.com with your claim "
-        "number; the finance team answers within 2 working days.",
-    }
+    expenses = kb(
+        "expenses.md#3",
+        "Write to expenses@example.com with your claim number; the finance team answers "
+        "within 2 working days.",
+    )
     intro = user("Hi, I'm Nina from the Munich office, I just joined the finance team.")
     desk = user("My desk is 4B.")
     # "working days" shares a word with "Where do I work?": a document never answers it
