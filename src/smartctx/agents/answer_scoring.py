@@ -160,7 +160,13 @@ def derived_in(term: str, tokens: frozenset[str]) -> bool:
     if len(term) < 4:
         return False
     # a token that starts with the term, or a token of 4+ letters the term starts with
-    return term in _prefixes(tokens) or any(term[:i] in tokens for i in range(4, len(term)))
+    return term in _prefixes(tokens) or not tokens.isdisjoint(_shorter(term))
+
+
+@lru_cache(maxsize=16_384)
+def _shorter(term: str) -> frozenset[str]:
+    """The term's own prefixes of 4+ letters, itself left out (cached: questions repeat)."""
+    return frozenset(term[:i] for i in range(4, len(term)))
 
 
 @lru_cache(maxsize=8192)
