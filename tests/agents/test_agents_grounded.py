@@ -476,6 +476,12 @@ def test_a_question_of_the_users_own_life_is_answered_only_from_what_they_stated
         answer = reply([SYSTEM, expenses, intro, assistant("Noted."), desk, user(question)])
         assert "Munich office" in answer, question
         assert "expenses@" not in answer and "working days" not in answer
+    # a fact they never stated is not answered with what they did state
+    assert reply([SYSTEM, expenses, intro, desk, user("Who do I report to?")]) == NO_INFORMATION
+    # a greeting states nothing: it is not said back
+    hello = user("Hello! I'm Omar, I work in the Berlin office as a data analyst.")
+    answer = reply([SYSTEM, hello, assistant("Noted."), user("What do you know about me?")])
+    assert "Berlin office" in answer and "Hello" not in answer
     # a question of a policy that says "I" is still the documents'
     assert "expenses@example.com" in reply(
         [SYSTEM, expenses, intro, user("Where do I send my expense claim?")]

@@ -325,8 +325,14 @@ class GroundedResponder:
             # "What do you know about me?": what the user stated of themselves, each once
             ranked = self._about_user(sentences)
             if ranked and asks_user_fact(query):
-                # "Where do I work?": the statement that bears on it, else all they stated
-                ranked = self.ranked(query, [item[0] for item in ranked])[:1] or ranked
+                # "Where do I work?": the statement that bears on it (by its words, or a place
+                # for "where": "from the Munich office"); "Who do I report to?" after an
+                # introduction that names no one is not answered with the introduction
+                stated = [item[0] for item in ranked]
+                where = "place" in answer_types(query)
+                ranked = self.ranked(query, stated)[:1] or [
+                    (s, 1.0, 1.0) for s in stated if where and has_type(s.text, ("place",))
+                ][:1]
         elif searched != query:
             # "Who am I?": only what the user said of themselves answers it ("Passwords must
             # not contain your name" does not)
@@ -383,7 +389,7 @@ class GroundedResponder:
         :data:`ABOUT_USER_MAX`."""
         latest: dict[str, Sentence] = {}
         for sentence in sentences:
-            if sentence.personal:
+            if sentence.personal and not small_talk(sentence.text):  # "Hello!" states nothing
                 key = " ".join(sorted(sentence.tokens))
                 latest.pop(key, None)
                 latest[key] = sentence

@@ -173,10 +173,9 @@ _ABOUT_USER = re.compile(
 )
 _USER_FACT = re.compile(
     r"^\W*(?:(?:where|which)\b[^?]*?\b(?:(?:do|did)\s+i\s+(?:work|live|sit|come\s+from|belong)"
-    r"|am\s+i\s+(?:in|at|from|based|working))\b"
+    r"|am\s+i\s+(?:in|at|from|based|located|working|sitting))\b"
     r"|who\s+do\s+i\s+(?:report\s+to|work\s+(?:for|with))\b"
     r"|what\s+(?:team|department|office|company|city)\s+(?:am|do)\s+i\b"
-    r"|where\s+am\s+i\s+(?:based|from|located|working|sitting)\b"
     r"|(?:what|which|who)(?:'s|’s|\s+is|\s+was|\s+are)?\s+my\s+(?:job|role|team|department|office"
     r"|desk|title|position|manager|boss|location|city|employer|company|workplace)\b"
     r"|wo\s+(?:arbeite|wohne|sitze)\s+ich|in\s+welche[mr]?\s+(?:team|abteilung|büro)\s+"
