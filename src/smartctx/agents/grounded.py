@@ -329,10 +329,9 @@ class GroundedResponder:
                 # for "where": "from the Munich office"); "Who do I report to?" after an
                 # introduction that names no one is not answered with the introduction
                 stated = [item[0] for item in ranked]
-                where = "place" in answer_types(query)
-                ranked = self.ranked(query, stated)[:1] or [
-                    (s, 1.0, 1.0) for s in stated if where and has_type(s.text, ("place",))
-                ][:1]
+                ranked = self.ranked(query, stated)[:1]
+                if not ranked and "place" in answer_types(query):
+                    ranked = [(s, 1.0, 1.0) for s in stated if has_type(s.text, ("place",))][:1]
         elif searched != query:
             # "Who am I?": only what the user said of themselves answers it ("Passwords must
             # not contain your name" does not)
