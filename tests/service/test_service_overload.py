@@ -7,11 +7,15 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from pathlib import Path
+
 import httpx
+import pytest
 
 from smartctx.agents import FunctionModel
 from smartctx.agents.models import ChatMessages
-from smartctx.service.server import ServerHandle
+from smartctx.core import HashingEmbedder, Settings
+from smartctx.service.server import ServerHandle, serve
 
 StartServer = Callable[..., ServerHandle]
 
@@ -45,3 +49,62 @@ def test_a_turn_beyond_the_bounds_gets_a_quick_retryable_error(start_server: Sta
     assert "server busy" in busy["error"]["message"]
     assert busy["error"]["data"][0]["metadata"]["retryable"] is True  # google.rpc.ErrorInfo
     assert first["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_a_turn_waiting_for_its_place_holds_no_database_connection(tmp_path: Path) -> None:
+    # On PostgreSQL a running turn's statements share one held connection; a turn waiting for
+    # its place must not take one, or waiting turns could drain the pool the running ones need
+    import os
+
+    from smartctx.bench.serve_procs import postgres_answers, throwaway_database
+
+    url = os.environ.get("SMARTCTX_TEST_POSTGRES_URL", "")
+    admin = url.rsplit("/", 1)[0] + "/postgres" if url else ""
+    if not admin or not asyncio.run(postgres_answers(admin)):
+        pytest.skip("SMARTCTX_TEST_POSTGRES_URL is unset or PostgreSQL does not answer")
+    entered, release = threading.Event(), threading.Event()
+
+    async def slow(_messages: ChatMessages) -> str:
+        entered.set()
+        await asyncio.to_thread(release.wait, 30)
+        return "done"
+
+    async def scenario(db_url: str) -> tuple[int, int, list[dict[str, Any]]]:
+        settings = Settings(database_url=db_url, max_running_turns=1, max_waiting_turns=4)
+        handle = await asyncio.to_thread(
+            serve,
+            settings,
+            host="127.0.0.1",
+            port=0,
+            model=FunctionModel(slow),
+            embedder=HashingEmbedder(),
+            hooks=[],
+        )
+        pool: Any = handle.app.db.engine.sync_engine.pool
+        try:
+            async with httpx.AsyncClient(base_url=handle.url, timeout=30) as http:
+                http.headers["A2A-Version"] = "1.0"
+                first = asyncio.create_task(http.post("/", json=_send("first question", "c1")))
+                await asyncio.to_thread(entered.wait, 30)
+                running = pool.checkedout()
+                waiting = [
+                    asyncio.create_task(http.post("/", json=_send(f"question {i}", f"w{i}")))
+                    for i in range(3)
+                ]
+                await asyncio.sleep(0.5)  # they reached the server and wait for their place
+                with_waiting = pool.checkedout()
+                release.set()
+                answers = [(await task).json() for task in [first, *waiting]]
+        finally:
+            await asyncio.to_thread(handle.stop)
+        return running, with_waiting, answers
+
+    async def run() -> tuple[int, int, list[dict[str, Any]]]:
+        async with throwaway_database("postgresql", tmp_path, admin) as db_url:
+            return await scenario(db_url)
+
+    running, with_waiting, answers = asyncio.run(run())
+    assert with_waiting == running
+    assert [a["result"]["task"]["status"]["state"] for a in answers] == [
+        "TASK_STATE_COMPLETED"
+    ] * 4

@@ -158,13 +158,11 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
             configuration.return_immediately
             or configuration.HasField("task_push_notification_config")
         )
-        async with self._hold():
-            return await self._send(params, context)
-
-    async def _send(self, params: SendMessageRequest, context: ServerCallContext) -> Message | Task:
         key = self._key(params, context)
         if key is None or self._deliveries is None:
-            async with self._admitted():
+            # the turn's statements share one connection, taken once it runs (one waiting for
+            # its place holds none)
+            async with self._admitted(), self._hold():
                 sent: Message | Task = await _guarded(super().on_message_send(params, context))
             return sent
         try:
@@ -172,7 +170,7 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
                 earlier: Task | None = await _guarded(self._earlier(key, context))
                 if earlier is not None:
                     return earlier
-                async with self._admitted():
+                async with self._admitted(), self._hold():
                     result: Message | Task = await _guarded(
                         super().on_message_send(params, context)
                     )
