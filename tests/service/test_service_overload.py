@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -105,6 +104,4 @@ def test_a_turn_waiting_for_its_place_holds_no_database_connection(tmp_path: Pat
 
     running, with_waiting, answers = asyncio.run(run())
     assert with_waiting == running
-    assert [a["result"]["task"]["status"]["state"] for a in answers] == [
-        "TASK_STATE_COMPLETED"
-    ] * 4
+    assert [a["result"]["task"]["status"]["state"] for a in answers] == ["TASK_STATE_COMPLETED"] * 4
