@@ -486,3 +486,34 @@ def test_a_question_of_the_users_own_life_is_answered_only_from_what_they_stated
     assert "expenses@example.com" in reply(
         [SYSTEM, expenses, intro, user("Where do I send my expense claim?")]
     )
+
+
+@pytest.mark.parametrize(
+    ("intro", "noted", "where"),
+    [
+        (
+            "Hallo, ich bin Jonas aus dem Hamburger Büro.",
+            "Hallo! Notiert: Ich bin",
+            "Wo arbeite ich?",
+        ),
+        (
+            "Hola, soy Ana y trabajo en la oficina de Madrid.",
+            "¡Hola! Anotado: Soy",
+            "¿Dónde trabajo?",
+        ),
+        (
+            "Bonjour, je m'appelle Luc, je travaille au bureau de Lyon.",
+            "Bonjour ! C'est noté : Je m'appelle",
+            "Où est-ce que je travaille ?",
+        ),
+    ],
+)
+def test_an_introduction_in_another_language_is_noted_and_remembered(
+    intro: str, noted: str, where: str
+) -> None:
+    first = reply([SYSTEM, user(intro)])
+    assert first.startswith(noted)
+    thread = [SYSTEM, user(intro), assistant(first)]
+    said = intro.split(", ", 1)[1][:12].casefold()
+    assert said in reply([*thread, user(where)]).casefold()
+    assert reply([*thread, user("Who am I?")]).startswith("Your name is ")

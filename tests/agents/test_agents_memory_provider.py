@@ -46,6 +46,13 @@ def asks(text: str, thread: str = "t2") -> list[Message]:
         ("제 사번은 48213입니다.", ["제 사번은 48213입니다."]),
         ("Notes part 1 on onboarding, keep them in mind: desk rota", []),
         ("Note: my desk is B12.", ["My desk is B12."]),
+        # German, Spanish, French: a name given, where one works; not a problem reported
+        ("Ich arbeite im Hamburger Büro.", ["Ich arbeite im Hamburger Büro."]),
+        ("Soy Ana y trabajo en Madrid.", ["Soy Ana y trabajo en Madrid."]),
+        ("Je m'appelle Luc.", ["Je m'appelle Luc."]),
+        ("Ich habe mein Passwort vergessen.", []),
+        ("Je suis bloqué.", []),
+        ("Ich bin neu hier.", []),
     ],
 )
 def test_fact_extraction(text: str, facts: list[str]) -> None:
@@ -79,6 +86,14 @@ async def test_recalls_a_fact_in_another_thread_with_its_source() -> None:
         ("I'm Ángel García from Madrid.", "Ángel García"),
         ("I'm tired and hungry.", None),
         ("I am OK.", None),
+        ("Hallo, ich bin Jonas aus dem Hamburger Büro.", "Jonas"),
+        ("Ich heiße Peter.", "Peter"),
+        ("Ich bin Entwickler im Team Nord.", None),  # German capitalises every noun
+        ("Ich bin Deutscher.", None),
+        ("Hola, soy Ana y trabajo en Madrid.", "Ana"),
+        ("Soy de Madrid.", None),
+        ("Bonjour, je m'appelle Luc, je travaille à Lyon.", "Luc"),
+        ("Je suis bloqué.", None),
     ],
 )
 def test_self_introductions_name_the_user(text: str, name: str | None) -> None:

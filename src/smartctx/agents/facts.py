@@ -42,11 +42,18 @@ _ATTRIBUTE = (
     ),
 )
 _INTRODUCTION = re.compile(
-    r"(?:^|[,.!;]\s*|(?i:\b(?:hi|hello|hey)\b)[,!]?\s+)"
-    r"(?i:i['’]m|i\s+am|call\s+me|my\s+name['’]s)\s+"
+    r"(?:^|[,.!;]\s*|(?i:\b(?:hi|hello|hey|hallo|hola|bonjour|salut)\b)[,!]?\s+)"
+    r"(?i:i['’]m|i\s+am|call\s+me|my\s+name['’]s"
+    # German, Spanish, French ("ich bin Jonas aus ...", "me llamo Ana", "je m'appelle Luc")
+    r"|ich\s+bin|ich\s+hei(?:ß|ss)e|mein\s+name\s+ist|soy|me\s+llamo|mi\s+nombre\s+es"
+    r"|je\s+suis|je\s+m['’]appelle|mon\s+nom\s+est)\s+"
     r"(?P<name>[^\W\d_]+(?:\s+[^\W\d_]+)?)"
-    r"(?=\s*(?:[,.!;]|$)|\s+(?i:and|from|here)\b)"
+    r"(?=\s*(?:[,.!;]|$)|\s+(?i:and|from|here|und|aus|vom|von|y|de|del|et|du)\b)"
 )
+_GERMAN_BIN = re.compile(r"\bich\s+bin\s", re.IGNORECASE)
+_GERMAN_ROLE = re.compile(r"(?:er|erin|in|ent|entin|ant|antin|ist|istin|or|e)$")
+"""Endings of the German nouns people say they are ("Entwickler", "Studentin", "Deutsche"):
+after "ich bin" such a word is no name (a name then comes with "ich heiße")."""
 _NOT_NAMES = frozenset(
     {
         "american",
@@ -104,6 +111,16 @@ _NOT_NAMES = frozenset(
         "sure",
     }
 )
+_FACT_OTHER = re.compile(
+    # German, Spanish and French self-statements: a name given ("ich bin Jonas", "me llamo
+    # Ana", "je m'appelle Luc"), where one works or lives; not "ich bin neu" or "je suis bloqué"
+    r"\b(?:ich\s+bin|soy|je\s+suis)\s+(?-i:[A-ZÀ-ÖØ-Þ])"
+    r"|\b(?:ich\s+hei(?:ß|ss)e|me\s+llamo|je\s+m['’]appelle|mein\s+name\s+ist|mi\s+nombre\s+es"
+    r"|mon\s+nom\s+est)\s+\S"
+    r"|\bich\s+(?:arbeite|wohne|lebe)\b|\b(?:trabajo|vivo)\s+en\b"
+    r"|\bje\s+(?:travaille|vis)\b|\bj['’]habite\b",
+    re.IGNORECASE,
+)
 _FACT_KO = re.compile(r"(?:^|\s)(?:제|내|나의|저의)\s*\S+\s*(?:은|는|이|가)\s+\S|기억해")
 _REMEMBER_KO = re.compile(r"^(?P<rest>.+?)\s*(?:라는\s*(?:걸|것을)|을|를)?\s*기억해\S*\s*$")
 
@@ -130,6 +147,8 @@ def introduced_name(text: str) -> str | None:
         while words and not _capitalised(words[-1]):
             words.pop()  # "I'm Tomás and": the name is the capitalised words
         if words and all(_capitalised(w) for w in words):
+            if _GERMAN_BIN.search(match.group(0)) and _GERMAN_ROLE.search(words[0]):
+                continue  # German capitalises every noun: "Ich bin Entwickler" names no one
             return None if words[0].casefold() in _NOT_NAMES else " ".join(words)
     return None
 
@@ -166,7 +185,7 @@ def extract_facts(text: str) -> list[str]:
         if remember is not None:
             rest = remember.group("rest").strip()
             fact = rest[:1].upper() + rest[1:] if rest else None
-        elif _FACT.search(sentence) or _FACT_KO.search(sentence):
+        elif _FACT.search(sentence) or _FACT_KO.search(sentence) or _FACT_OTHER.search(sentence):
             fact = sentence
         if fact and fact not in out:
             out.append(fact)

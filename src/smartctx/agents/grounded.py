@@ -16,7 +16,7 @@ import numpy as np
 from smartctx.agents.answer_scoring import answer_types, derived_in, has_type, score
 from smartctx.agents.facts import extract_facts
 from smartctx.agents.knowledge import Sentence, current_retrieval, extract_knowledge
-from smartctx.agents.language import LEAD_INS, detect_language, small_talk
+from smartctx.agents.language import LEAD_INS, NOTED, detect_language, small_talk
 from smartctx.agents.language import NO_INFORMATION as LANG_NO_INFORMATION
 from smartctx.agents.models import ChatMessages, copy_messages
 from smartctx.agents.relevance import (
@@ -263,7 +263,11 @@ class GroundedResponder:
             if helped:
                 reply = helped
             elif facts:
-                reply = "Noted: " + " ".join(to_second_person(f) for f in facts)
+                noted = NOTED.get(detect_language(query))
+                if noted is None:
+                    reply = "Noted: " + " ".join(to_second_person(f) for f in facts)
+                else:  # "Notiert: Ich arbeite im Hamburger Büro."
+                    reply = " ".join([noted, *(f[:1].upper() + f[1:] for f in facts)])
             else:
                 reply = self.answer(query, chat, previous=previous)
         if contains_phrase(reply, rules) is not None:

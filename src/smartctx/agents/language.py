@@ -159,6 +159,14 @@ LEAD_INS: dict[str, str] = {
 }
 """How an answer quoting English evidence starts in the question's language."""
 
+NOTED: dict[str, str] = {
+    "de": "Notiert:",
+    "es": "Anotado:",
+    "fr": "C'est noté :",
+}
+"""How a statement the user made of themselves is acknowledged in other languages (their words
+follow as said; English says them back in the second person)."""
+
 NO_INFORMATION: dict[str, str] = {
     "de": "Dazu habe ich keine Informationen.",
     "es": "No tengo esa información.",
