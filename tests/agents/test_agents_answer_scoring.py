@@ -378,6 +378,9 @@ def test_a_foreign_how_to_whose_best_sentence_is_no_step_opens_its_best_step(
     out = answer(served, "Comment réinitialiser mon mot de passe ?", *context)
     numbered = [line[:3] for line in out.split("\n") if line[:1].isdigit()]
     assert numbered == ["1. ", "2. ", "3. ", "4. "]
+    # the procedure asked for comes first, a rule ranked above its steps after it
+    rule = out.find("cannot be reused")
+    assert rule == -1 or out.index("1. ") < rule
 
 
 def test_a_word_met_only_in_the_context_leaves_the_question_to_similarity(

@@ -380,9 +380,11 @@ class GroundedResponder:
             # one step that shares the most words with it
             chosen = whole_procedures(chosen, sentences, topic_words(searched))
             procedure = any(s.step is not None for s in chosen)
-        # the best sentence's source first; within a source, the document's own order
+        # the best sentence's source first; within a source, the document's own order; a
+        # procedure asked for comes before what else was chosen ("Comment réinitialiser mon mot
+        # de passe ?": the steps, then the rule on reused passwords)
         first = {s.source: n for n, s in reversed(list(enumerate(chosen)))}
-        chosen.sort(key=lambda s: (first[s.source], s.order))
+        chosen.sort(key=lambda s: (procedure and s.step is None, first[s.source], s.order))
         return self._say(chosen, lang, numbered=procedure)
 
     @staticmethod
