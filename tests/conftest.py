@@ -52,3 +52,19 @@ def data_dir(tmp_path: Path) -> Path:
     path = tmp_path / "smartctx-data"
     path.mkdir()
     return path
+
+
+@pytest.fixture
+def postgres_admin() -> str:
+    """The maintenance URL (database ``postgres``) of the server ``SMARTCTX_TEST_POSTGRES_URL``
+    names, for throw-away databases; the test is skipped when it is unset or does not answer."""
+    import asyncio
+    import os
+
+    from smartctx.bench.serve_procs import postgres_answers
+
+    url = os.environ.get("SMARTCTX_TEST_POSTGRES_URL", "")
+    admin = url.rsplit("/", 1)[0] + "/postgres" if url else ""
+    if not admin or not asyncio.run(postgres_answers(admin)):
+        pytest.skip("SMARTCTX_TEST_POSTGRES_URL is unset or PostgreSQL does not answer")
+    return admin

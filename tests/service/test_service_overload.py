@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from smartctx.agents import FunctionModel
 from smartctx.agents.models import ChatMessages
@@ -50,17 +49,13 @@ def test_a_turn_beyond_the_bounds_gets_a_quick_retryable_error(start_server: Sta
     assert first["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
-def test_a_turn_waiting_for_its_place_holds_no_database_connection(tmp_path: Path) -> None:
+def test_a_turn_waiting_for_its_place_holds_no_database_connection(
+    tmp_path: Path, postgres_admin: str
+) -> None:
     # On PostgreSQL a running turn's statements share one held connection; a turn waiting for
     # its place must not take one, or waiting turns could drain the pool the running ones need
-    import os
+    from smartctx.bench.serve_procs import throwaway_database
 
-    from smartctx.bench.serve_procs import postgres_answers, throwaway_database
-
-    url = os.environ.get("SMARTCTX_TEST_POSTGRES_URL", "")
-    admin = url.rsplit("/", 1)[0] + "/postgres" if url else ""
-    if not admin or not asyncio.run(postgres_answers(admin)):
-        pytest.skip("SMARTCTX_TEST_POSTGRES_URL is unset or PostgreSQL does not answer")
     entered, release = threading.Event(), threading.Event()
 
     async def slow(_messages: ChatMessages) -> str:
@@ -99,7 +94,7 @@ def test_a_turn_waiting_for_its_place_holds_no_database_connection(tmp_path: Pat
         return running, with_waiting, answers
 
     async def run() -> tuple[int, int, list[dict[str, Any]]]:
-        async with throwaway_database("postgresql", tmp_path, admin) as db_url:
+        async with throwaway_database("postgresql", tmp_path, postgres_admin) as db_url:
             return await scenario(db_url)
 
     running, with_waiting, answers = asyncio.run(run())

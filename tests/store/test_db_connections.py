@@ -171,16 +171,11 @@ async def test_a_turn_cancelled_while_waiting_for_a_lock_frees_its_connection_cl
         await db.close()
 
 
-async def test_postgresql_reads_open_no_transaction(tmp_path: Path) -> None:
+async def test_postgresql_reads_open_no_transaction(tmp_path: Path, postgres_admin: str) -> None:
     # a read is one round trip (no BEGIN and ROLLBACK around it); a session stays one transaction
-    import os
+    from smartctx.bench.serve_procs import throwaway_database
 
-    from smartctx.bench.serve_procs import postgres_answers, throwaway_database
-
-    url = os.environ.get("SMARTCTX_TEST_POSTGRES_URL", "")
-    admin = url.rsplit("/", 1)[0] + "/postgres" if url else ""
-    if not admin or not await postgres_answers(admin):
-        pytest.skip("SMARTCTX_TEST_POSTGRES_URL is unset or PostgreSQL does not answer")
+    admin = postgres_admin
 
     async def start_times(s: Any) -> tuple[Any, Any]:
         # now() is the start of the current transaction
@@ -202,21 +197,16 @@ async def test_postgresql_reads_open_no_transaction(tmp_path: Path) -> None:
 
 
 async def test_atomic_writes_and_context_locks_open_no_transaction(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, postgres_admin: str
 ) -> None:
     # Database.atomic and ContextLock send no BEGIN/COMMIT on PostgreSQL (one round trip a
     # statement); the lock still makes a second holder of the same context wait
-    import os
-
     import asyncpg.connection
 
-    from smartctx.bench.serve_procs import postgres_answers, throwaway_database
+    from smartctx.bench.serve_procs import throwaway_database
     from smartctx.store.context_lock import ContextLock
 
-    url = os.environ.get("SMARTCTX_TEST_POSTGRES_URL", "")
-    admin = url.rsplit("/", 1)[0] + "/postgres" if url else ""
-    if not admin or not await postgres_answers(admin):
-        pytest.skip("SMARTCTX_TEST_POSTGRES_URL is unset or PostgreSQL does not answer")
+    admin = postgres_admin
     simple: list[str] = []
     execute = asyncpg.connection.Connection.execute
 

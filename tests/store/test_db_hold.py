@@ -6,7 +6,6 @@ the hold keeps the connection until it is done. A no-op on SQLite."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -18,14 +17,10 @@ from smartctx.store.db import Database
 
 
 @pytest.fixture
-async def pg(tmp_path: Path) -> AsyncIterator[Database]:
-    from smartctx.bench.serve_procs import postgres_answers, throwaway_database
+async def pg(tmp_path: Path, postgres_admin: str) -> AsyncIterator[Database]:
+    from smartctx.bench.serve_procs import throwaway_database
 
-    url = os.environ.get("SMARTCTX_TEST_POSTGRES_URL", "")
-    admin = url.rsplit("/", 1)[0] + "/postgres" if url else ""
-    if not admin or not await postgres_answers(admin):
-        pytest.skip("SMARTCTX_TEST_POSTGRES_URL is unset or PostgreSQL does not answer")
-    async with throwaway_database("postgresql", tmp_path, admin) as db_url:
+    async with throwaway_database("postgresql", tmp_path, postgres_admin) as db_url:
         db = Database(db_url)
         try:
             async with db.session() as s:

@@ -88,12 +88,13 @@ class KnowledgeProvider(ContextProvider):
             # exchange it follows, not for its phrasing
             searched = f"{previous}\n{query}"
         hits = list(await asyncio.to_thread(self.kb.search, searched, self.k))[: self.k]
-        contextual = contextual_query(query, previous)
-        if not hits and searched == query and contextual.endswith(f"\n{query}"):
+        if not hits and searched == query:
             # a short follow-up whose name no document holds ("and in Paris?" after the London
             # hotel limit) is read with the exchange it follows
-            searched = contextual
-            hits = list(await asyncio.to_thread(self.kb.search, searched, self.k))[: self.k]
+            contextual = contextual_query(query, previous)
+            if contextual.endswith(f"\n{query}"):
+                searched = contextual
+                hits = list(await asyncio.to_thread(self.kb.search, searched, self.k))[: self.k]
         slots = [
             Slot(
                 SlotKind.RAG_DOC,

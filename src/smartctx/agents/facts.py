@@ -41,12 +41,16 @@ _ATTRIBUTE = (
         re.IGNORECASE,
     ),
 )
+_NAMED = (
+    r"ich\s+hei(?:ß|ss)e|mein\s+name\s+ist|me\s+llamo|mi\s+nombre\s+es|je\s+m['’]appelle"
+    r"|mon\s+nom\s+est"
+)
+"""How a German, Spanish or French speaker gives their name ("me llamo Ana")."""
+_I_AM = r"ich\s+bin|soy|je\s+suis"
+"""German, Spanish and French "I am" ("ich bin Jonas aus ...", but also "ich bin neu")."""
 _INTRODUCTION = re.compile(
     r"(?:^|[,.!;]\s*|(?i:\b(?:hi|hello|hey|hallo|hola|bonjour|salut)\b)[,!]?\s+)"
-    r"(?i:i['’]m|i\s+am|call\s+me|my\s+name['’]s"
-    # German, Spanish, French ("ich bin Jonas aus ...", "me llamo Ana", "je m'appelle Luc")
-    r"|ich\s+bin|ich\s+hei(?:ß|ss)e|mein\s+name\s+ist|soy|me\s+llamo|mi\s+nombre\s+es"
-    r"|je\s+suis|je\s+m['’]appelle|mon\s+nom\s+est)\s+"
+    rf"(?i:i['’]m|i\s+am|call\s+me|my\s+name['’]s|{_I_AM}|{_NAMED})\s+"
     r"(?P<name>[^\W\d_]+(?:\s+[^\W\d_]+)?)"
     r"(?=\s*(?:[,.!;]|$)|\s+(?i:and|from|here|und|aus|vom|von|y|de|del|et|du)\b)"
 )
@@ -114,9 +118,7 @@ _NOT_NAMES = frozenset(
 _FACT_OTHER = re.compile(
     # German, Spanish and French self-statements: a name given ("ich bin Jonas", "me llamo
     # Ana", "je m'appelle Luc"), where one works or lives; not "ich bin neu" or "je suis bloqué"
-    r"\b(?:ich\s+bin|soy|je\s+suis)\s+(?-i:[A-ZÀ-ÖØ-Þ])"
-    r"|\b(?:ich\s+hei(?:ß|ss)e|me\s+llamo|je\s+m['’]appelle|mein\s+name\s+ist|mi\s+nombre\s+es"
-    r"|mon\s+nom\s+est)\s+\S"
+    rf"\b(?:{_I_AM})\s+(?-i:[A-ZÀ-ÖØ-Þ])|\b(?:{_NAMED})\s+\S"
     r"|\bich\s+(?:arbeite|wohne|lebe)\b|\b(?:trabajo|vivo)\s+en\b"
     r"|\bje\s+(?:travaille|vis)\b|\bj['’]habite\b",
     re.IGNORECASE,

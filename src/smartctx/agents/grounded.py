@@ -119,7 +119,7 @@ def _greeting_first(text: str) -> tuple[str | None, str]:
     return split_sentences(opening)[0], rest.strip()
 
 
-def names(text: str) -> list[str]:
+def _names(text: str) -> list[str]:
     """The words of ``text`` written with a capital inside a sentence (not its first word, not
     all capitals): names of places and people ("Paris", "New York"), not acronyms ("USD")."""
     out: list[str] = []
@@ -320,11 +320,11 @@ class GroundedResponder:
                 if not named
                 or any(t in item[0].tokens or derived_in(t, item[0].tokens) for t in named)
             ]
-            if not ranked and named and set(named) <= set(topic_words(" ".join(names(query)))):
+            if not ranked and named and set(named) <= set(topic_words(" ".join(_names(query)))):
                 # "and in Paris?" after the London hotel limit: no sentence names Paris, so the
                 # rule the exchange found, which names its exceptions ("USD 250 in London,
                 # Tokyo ..."), holds for it
-                ranked = [item for item in in_context if names(item[0].text)]
+                ranked = [item for item in in_context if _names(item[0].text)]
         if searched == ABOUT_USER_QUESTION:
             # "What do you know about me?": what the user stated of themselves, each once
             ranked = self._about_user(sentences)
