@@ -39,11 +39,16 @@ def test_serve_command_starts_answers_and_stops_gracefully(tmp_path: Path) -> No
         assert url is not None
         card = httpx.get(f"{url}/.well-known/agent-card.json").json()
         created = httpx.post(f"{url}/memory/contexts", json={}).json()
+        metrics = httpx.get(f"{url}/metrics").text
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 0
         assert "smartctx stopped" in process.stdout.read()
     assert card["supportedInterfaces"][0]["url"] == f"{url}/"
     assert created["budget"] == 777
+    # start-up's objects are out of the collector's reach (a full collection would scan them)
+    frozen = re.search(r"^smartctx_gc_frozen_objects (\S+)$", metrics, re.M)
+    assert frozen is not None and float(frozen.group(1)) > 10_000, metrics[-2000:]
+    assert 'python_gc_collections_total{generation="2"}' in metrics
     assert (tmp_path / "smartctx.db").exists()
 
 

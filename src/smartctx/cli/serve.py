@@ -86,7 +86,7 @@ def serve(
 
     import uvicorn
 
-    from smartctx.service.app import create_app
+    from smartctx.service.app import create_app, freeze_start_up
     from smartctx.service.auth import auth_required
     from smartctx.service.ops import configure_logging
     from smartctx.service.server import bind_socket
@@ -128,6 +128,7 @@ def serve(
         service.on_started(lambda: logging.getLogger("smartctx.serve").info(started))
     else:
         service.on_started(lambda: console.print(started, highlight=False))
+    service.on_started(freeze_start_up)
     # log_config=None: uvicorn's loggers go through the handler configure_logging installed.
     config = uvicorn.Config(
         service.asgi, log_level="info", lifespan="on", timeout_graceful_shutdown=5, log_config=None

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -437,6 +438,20 @@ def warm_up(service: ServiceApp) -> None:
         factory.embedder.embed(["warm up"])
     if service.recall_embedder is not None:
         embed_queries(service.recall_embedder, ["warm up"])
+
+
+def freeze_start_up() -> None:
+    """Move every object start-up made (modules, models, the knowledge base: about 200,000) out
+    of the cyclic garbage collector's reach (``gc.freeze``), once the server is ready.
+
+    A full collection otherwise scans them all whenever the objects turns keep have grown by a
+    quarter: a 70-100 ms pause of every running turn, which is what sets p99 under load. After
+    the freeze it scans only what turns created. Frozen objects are never collected, so this is
+    for a process that is one server until it exits (``smartctx serve`` calls it), not for one
+    that starts and stops many (the tests).
+    """
+    gc.collect()
+    gc.freeze()
 
 
 async def _sweeper(service: ServiceApp) -> None:

@@ -16,13 +16,18 @@ share counters). Metrics:
 - ``smartctx_live_contexts``: gauge of the context windows held in memory now;
 - ``smartctx_http_request_duration_seconds{method,route,status}``: histogram of HTTP request
   latency by route template (``/memory/contexts/{context_id}/snapshot``), measured by
-  :class:`MetricsMiddleware` until the response has started.
+  :class:`MetricsMiddleware` until the response has started;
+- ``python_gc_*``: the cyclic garbage collector's runs and objects per generation
+  (``prometheus_client``'s own collector), and ``smartctx_gc_frozen_objects``: the objects
+  ``smartctx serve`` moved out of its reach after start-up (see
+  :func:`smartctx.service.app.freeze_start_up`).
 
 Cost per turn: one pass over the turn's events; nothing proportional to history.
 """
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 from typing import Any
@@ -37,6 +42,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from prometheus_client.gc_collector import GCCollector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from smartctx.service.owner import identity_of, require_admin
@@ -78,6 +84,9 @@ class ServiceMetrics:
         )
         if live_contexts is not None:
             self.live.set_function(lambda: float(live_contexts()))
+        GCCollector(registry=r)
+        frozen = Gauge("smartctx_gc_frozen_objects", "Objects frozen after start-up", registry=r)
+        frozen.set_function(lambda: float(gc.get_freeze_count()))
 
     def turn_done(self, seconds: float, prompt_tokens: int, events: list[dict[str, Any]]) -> None:
         """Record a turn that answered, with its events (as described on the wire)."""
