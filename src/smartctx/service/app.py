@@ -107,7 +107,7 @@ from smartctx.service.owner_memory import OwnerMemory
 from smartctx.service.personal_api import build_personal_memory, personal_router
 from smartctx.service.personal_hook import create_hook
 from smartctx.service.precompute import TurnPrecompute
-from smartctx.service.recall_index import RecallIndexer, service_recaller
+from smartctx.service.recall_index import RecallIndexer, adopt_index, service_recaller
 from smartctx.service.task_cluster import (
     TASK_TABLE,
     ClusterTaskStore,
@@ -261,6 +261,7 @@ def create_app(
         recaller=recaller,
     )
     registry = ContextRegistry(ContextStore(db, clock=clock), factory, settings, clock=clock)
+    registry.adopt = adopt_index
     memory_gate = _relevance_gate(settings, similarity)
     personal, personal_hooks, personal_routes = (
         _personal_parts(db, settings, clock, memory_gate) if hooks is None else (None, [], None)

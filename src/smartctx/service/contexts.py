@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -175,6 +175,11 @@ class ContextRegistry:
         self._live: dict[Key, LiveContext] = {}
         self._locks: dict[Key, asyncio.Lock] = {}
         self._subs: dict[Key, set[Subscription]] = {}
+        self.adopt: Callable[[LiveContext, LiveContext], None] | None = None
+        """Called with (stale, reloaded) when a context held here is reloaded because another
+        replica served it meanwhile, so what the stale copy built in this process and still
+        holds (its recall index) can be carried over
+        (:func:`smartctx.service.recall_index.adopt_index`)."""
 
     # --- options and reads -----------------------------------------------------------------
 
@@ -215,6 +220,16 @@ class ContextRegistry:
             owner, context_id, preset, window, stored.version, self.clock.now(), keep
         )
 
+    async def _reload(
+        self, owner: str, context_id: str, stale: LiveContext | None
+    ) -> LiveContext | None:
+        """The context loaded from the store; ``stale``, this process's copy another replica's
+        turn outdated, passes on what it built here to the new one (:attr:`adopt`)."""
+        live = await self._load(owner, context_id)
+        if live is not None and stale is not None and self.adopt is not None:
+            self.adopt(stale, live)
+        return live
+
     async def open(self, owner: str, context_id: str) -> LiveContext:
         """The context (cached or loaded); ``NotFound`` if this owner has no such context.
 
@@ -223,15 +238,15 @@ class ContextRegistry:
         key = (owner, context_id)
         live = self._live.get(key)
         lock = self._locks.get(key)
+        stale = None
         if (
             live is not None
             and not (lock is not None and lock.locked())
             and await self.store.version(owner, context_id) != live.version
         ):
-            self._live.pop(key, None)
-            live = None
+            stale, live = self._live.pop(key, None), None
         if live is None:
-            live = await self._load(owner, context_id)
+            live = await self._reload(owner, context_id, stale)
             if live is None:
                 raise NotFound(
                     f"no context {context_id!r} for owner {owner!r}", context_id=context_id
@@ -308,12 +323,11 @@ class ContextRegistry:
         """
         key = (owner, context_id)
         async with self._lock(key), self._across(owner, context_id):
-            live = self._live.get(key)
+            live, stale = self._live.get(key), None
             if live is not None and await self.store.version(owner, context_id) != live.version:
-                self._live.pop(key, None)
-                live = None
+                stale, live = self._live.pop(key, None), None
             if live is None:
-                live = await self._load(owner, context_id)
+                live = await self._reload(owner, context_id, stale)
             if live is None:
                 if create is None:
                     raise NotFound(

@@ -28,7 +28,8 @@ event loop and stalled every other request. Here:
 - :class:`RecallPassages` is the recall index's embedder: a vector the knowledge base already
   computed for a chunk is reused (:meth:`~smartctx.core.embed_cache.CachedEmbedder.remember`),
   other passages are cut to ``max_words`` words (the model's cost grows faster than linearly with
-  length) and cached.
+  length) and cached, also when a whole archive is indexed at once (in calls of at most the
+  cache's ``max_batch`` texts: a larger call would pass the cache by).
 
 Cost on the loop per turn: one pass over the candidates (a dictionary lookup each) and two
 hand-offs to the pool. A reader outside a turn (the memory API's prompt view) waits for a running
@@ -43,6 +44,8 @@ import operator
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
 
 from smartctx.agents import ContextProvider, Message, ProvidedContext
 from smartctx.core.embed_cache import CachedEmbedder
@@ -84,8 +87,14 @@ class RecallPassages:
         self.max_words = max_words
 
     def embed(self, texts: Sequence[str]) -> Vector:
-        return self.inner.embed(
-            [t if self.inner.known(t) is not None else cut(t, self.max_words) for t in texts]
+        passages = [t if self.inner.known(t) is not None else cut(t, self.max_words) for t in texts]
+        step = self.inner.max_batch
+        if len(passages) <= step:
+            return self.inner.embed(passages)
+        # in calls the cache keeps: a window indexed whole (restored, or last served by another
+        # replica) is not embedded again the next time
+        return np.vstack(
+            [self.inner.embed(passages[i : i + step]) for i in range(0, len(passages), step)]
         )
 
     def embed_queries(self, texts: Sequence[str]) -> Vector:
@@ -259,6 +268,28 @@ class RecallSettled(ContextProvider):
 
     async def on_new_messages(self, messages: list[Message]) -> None:
         """Learns nothing."""
+
+
+def adopt_index(stale: LiveContext, reloaded: LiveContext) -> None:
+    """Give ``reloaded`` (a context loaded again because another replica served a turn of it)
+    the recall index ``stale``, this process's outdated copy, built, when the new log still
+    begins with the old one: the next :meth:`RecallIndexer.catch_up` then indexes only what the
+    other replica archived, where a new index would embed and index the whole archive again
+    (every turn, when two replicas take turns on a conversation). Not after a forget: it
+    renumbers the log, so the old copy's last slot is then elsewhere or gone, and the forgotten
+    text must not stay in this process's index."""
+    old, new = stale.window, reloaded.window
+    index = deferred_of(old.recaller)
+    if index is None or deferred_of(new.recaller) is None:
+        return
+    size = old.log_size
+    if size and [s.id for s in new.log_page(size - 1, 1)] != [
+        s.id for s in old.log_page(size - 1, 1)
+    ]:
+        return
+    index.seeded = False  # note the reloaded archive once: what is indexed with its text is skipped
+    new.recaller = old.recaller
+    reloaded.indexing = stale.indexing
 
 
 def deferred_of(recaller: object) -> DeferredRecaller | None:
