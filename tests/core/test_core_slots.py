@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from smartctx.core import DEFAULT_PRIORITY, Event, EventKind, Slot, SlotKind, SlotState
@@ -46,6 +47,29 @@ def test_copy_never_shares_metadata() -> None:
     other = slot.copy(text="bye")
     other.metadata["k"] = 2
     assert slot.metadata == {"k": 1} and slot.text == "hi" and other.id == slot.id
+
+
+def test_a_plain_copy_holds_every_field_and_its_own_metadata() -> None:
+    slot = Slot(
+        SlotKind.RAG_DOC,
+        "VPN text",
+        priority=3.5,
+        source_id="kb:vpn.md#2",
+        provenance=("a", "b"),
+        pinned=True,
+        repeat_count=3,
+        state=SlotState.EVICTED,
+        seq=4,
+        tokens=12,
+        created_at="2026-01-01T00:00:00+00:00",
+        metadata={"speaker": "Caroline"},
+    )
+    copy = slot.copy()
+    for field in dataclasses.fields(Slot):  # a field added later must be copied too
+        assert getattr(copy, field.name) == getattr(slot, field.name), field.name
+    assert copy == slot and copy is not slot
+    copy.metadata["speaker"] = "Mel"
+    assert slot.metadata == {"speaker": "Caroline"}
 
 
 def test_event_round_trip() -> None:

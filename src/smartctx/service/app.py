@@ -84,7 +84,7 @@ from smartctx.service.card import REST_PREFIX, CardCacheHeaders, build_agent_car
 from smartctx.service.contexts import ContextRegistry
 from smartctx.service.dashboard import dashboard_router
 from smartctx.service.delivery import DeliveryLog, fail_interrupted_tasks
-from smartctx.service.executor import HistoryFormatter, SmartctxExecutor
+from smartctx.service.executor import HistoryFormatter, SmartctxExecutor, carry_history
 from smartctx.service.forget_copies import CopiesForgetter
 from smartctx.service.handler import GuardedRequestHandler
 from smartctx.service.hooks import TurnHook
@@ -261,7 +261,7 @@ def create_app(
         recaller=recaller,
     )
     registry = ContextRegistry(ContextStore(db, clock=clock), factory, settings, clock=clock)
-    registry.adopt = adopt_index
+    registry.continued += [adopt_index, carry_history]
     memory_gate = _relevance_gate(settings, similarity)
     personal, personal_hooks, personal_routes = (
         _personal_parts(db, settings, clock, memory_gate) if hooks is None else (None, [], None)

@@ -33,8 +33,8 @@ from smartctx.core.settings import Settings
 from smartctx.core.slots import Event, Slot, SlotKind
 from smartctx.service.windows import ContextOptions, WindowFactory, make_options
 from smartctx.store.context_lock import ContextLock
-from smartctx.store.context_log import ContextStore
-from smartctx.window import AddResult, ContextWindow, Prompt
+from smartctx.store.context_log import ContextStore, CopyMark
+from smartctx.window import AddResult, ContextWindow, Prompt, touched_by
 
 Key = tuple[str, str]
 _CLOSED: dict[str, Any] = {"type": "closed"}
@@ -175,11 +175,12 @@ class ContextRegistry:
         self._live: dict[Key, LiveContext] = {}
         self._locks: dict[Key, asyncio.Lock] = {}
         self._subs: dict[Key, set[Subscription]] = {}
-        self.adopt: Callable[[LiveContext, LiveContext], None] | None = None
-        """Called with (stale, reloaded) when a context held here is reloaded because another
-        replica served it meanwhile, so what the stale copy built in this process and still
-        holds (its recall index) can be carried over
-        (:func:`smartctx.service.recall_index.adopt_index`)."""
+        self.continued: list[Callable[[LiveContext, LiveContext], None]] = []
+        """Called with (stale, reloaded) when a context held here was reloaded because another
+        replica served it meanwhile and its stored log goes on from the stale copy's (no forget
+        renumbered it), so what the copy built in this process can be carried over: its recall
+        index (:func:`smartctx.service.recall_index.adopt_index`), its recent history
+        (:func:`smartctx.service.executor.carry_history`)."""
 
     # --- options and reads -----------------------------------------------------------------
 
@@ -223,12 +224,52 @@ class ContextRegistry:
     async def _reload(
         self, owner: str, context_id: str, stale: LiveContext | None
     ) -> LiveContext | None:
-        """The context loaded from the store; ``stale``, this process's copy another replica's
-        turn outdated, passes on what it built here to the new one (:attr:`adopt`)."""
-        live = await self._load(owner, context_id)
-        if live is not None and stale is not None and self.adopt is not None:
-            self.adopt(stale, live)
+        """The context from the store. With ``stale``, this process's copy that another
+        replica's turns outdated, only what was saved after it is read and the window is brought
+        up to date from the copy's own slots (:meth:`ContextWindow.caught_up`), unless a forget
+        renumbered the log meanwhile; then the :attr:`continued` callbacks pass on what the copy
+        built here."""
+        if stale is None:
+            return await self._load(owner, context_id)
+        live = await self._caught_up(stale)
+        if live is None:
+            live = await self._load(owner, context_id)
+            if live is None or not _goes_on(stale.window, live.window):
+                return live
+        for callback in self.continued:
+            callback(stale, live)
         return live
+
+    async def _caught_up(self, stale: LiveContext) -> LiveContext | None:
+        base = stale.window
+        if not base.pending_changes().empty:
+            return None
+        since = await self.store.load_since(stale.owner, stale.context_id, _mark(base), touched_by)
+        if since is None:
+            return None
+        meta = since.info.metadata
+        preset = str(meta.get("preset", "default"))
+        keep = int(meta.get("keep_recent", self.settings.keep_recent))
+        if preset != stale.preset:
+            return None
+        window = self.factory.caught_up(
+            base,
+            since.changed_slots,
+            since.new_slots,
+            since.new_events,
+            since.info.budget,
+            preset,
+            keep,
+        )
+        return LiveContext(
+            stale.owner,
+            stale.context_id,
+            preset,
+            window,
+            since.info.version,
+            self.clock.now(),
+            keep,
+        )
 
     async def open(self, owner: str, context_id: str) -> LiveContext:
         """The context (cached or loaded); ``NotFound`` if this owner has no such context.
@@ -435,3 +476,24 @@ class ContextRegistry:
             if key not in self._live and not lock.locked():
                 del self._locks[key]
         return gone
+
+
+def _mark(window: ContextWindow) -> CopyMark:
+    """Where ``window`` (saved) stands in its stored log."""
+    size, count = window.log_size, window.event_count
+    last_slot = window.log_page(size - 1, 1)[0].id if size else None
+    last = window.events_since(count - 1)[0] if count else None
+    return CopyMark(
+        size, count, last_slot, None if last is None else (last.kind, last.slot_id, last.seq)
+    )
+
+
+def _goes_on(old: ContextWindow, new: ContextWindow) -> bool:
+    """Whether ``new``'s log begins with ``old``'s (a forget renumbers it: ``old``'s last slot is
+    then elsewhere or gone)."""
+    size = old.log_size
+    if size == 0:
+        return True
+    if new.log_size < size:
+        return False
+    return new.log_page(size - 1, 1)[0].id == old.log_page(size - 1, 1)[0].id

@@ -43,7 +43,7 @@ persisted (the registry drops the in-memory window).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
 
 from a2a.helpers.proto_helpers import new_task_from_user_message
@@ -186,13 +186,28 @@ HISTORY_KEPT = 2 * HISTORY_FOR_PROVIDERS
 
 def history_of(live: LiveContext) -> list[Message]:
     """The conversation so far as agent messages (from the stored log, oldest first)."""
+    return _messages(live.window.log)
+
+
+def _messages(slots: Iterable[Slot]) -> list[Message]:
     out: list[Message] = []
-    for slot in live.window.log:
+    for slot in slots:
         if slot.kind is SlotKind.USER:
             out.append(Message("user", slot.text, {"slot_id": slot.id}))
         elif slot.kind is SlotKind.AGENT:
             out.append(Message("assistant", slot.text, {"slot_id": slot.id}))
     return out
+
+
+def carry_history(stale: LiveContext, reloaded: LiveContext) -> None:
+    """Give ``reloaded`` (loaded again after another replica's turns, its log going on from
+    ``stale``'s) ``stale``'s recent messages and turn count, brought up to date with the slots
+    logged since, so its first turn here does not read the whole log again."""
+    if stale.history is None:
+        return
+    since = _messages(reloaded.window.log_page(stale.window.log_size, reloaded.window.log_size))
+    reloaded.history = [*stale.history, *since][-HISTORY_KEPT:]
+    reloaded.turns = stale.turns + sum(1 for m in since if m.role == "user")
 
 
 def thread_of(live: LiveContext, context_id: str, owner: str) -> Thread:

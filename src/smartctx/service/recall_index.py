@@ -271,24 +271,17 @@ class RecallSettled(ContextProvider):
 
 
 def adopt_index(stale: LiveContext, reloaded: LiveContext) -> None:
-    """Give ``reloaded`` (a context loaded again because another replica served a turn of it)
-    the recall index ``stale``, this process's outdated copy, built, when the new log still
-    begins with the old one: the next :meth:`RecallIndexer.catch_up` then indexes only what the
-    other replica archived, where a new index would embed and index the whole archive again
-    (every turn, when two replicas take turns on a conversation). Not after a forget: it
-    renumbers the log, so the old copy's last slot is then elsewhere or gone, and the forgotten
-    text must not stay in this process's index."""
-    old, new = stale.window, reloaded.window
-    index = deferred_of(old.recaller)
-    if index is None or deferred_of(new.recaller) is None:
-        return
-    size = old.log_size
-    if size and [s.id for s in new.log_page(size - 1, 1)] != [
-        s.id for s in old.log_page(size - 1, 1)
-    ]:
+    """Give ``reloaded`` (a context loaded again because another replica served turns of it,
+    its log going on from ``stale``'s: see :attr:`ContextRegistry.continued`) the recall index
+    ``stale``, this process's outdated copy, built: the next :meth:`RecallIndexer.catch_up`
+    then indexes only what the other replica archived, where a new index would embed and index
+    the whole archive again (every turn, when two replicas take turns on a conversation). After
+    a forget the registry does not call it: the forgotten text must not stay in the index."""
+    index = deferred_of(stale.window.recaller)
+    if index is None or deferred_of(reloaded.window.recaller) is None:
         return
     index.seeded = False  # note the reloaded archive once: what is indexed with its text is skipped
-    new.recaller = old.recaller
+    reloaded.window.recaller = stale.window.recaller
     reloaded.indexing = stale.indexing
 
 

@@ -191,3 +191,18 @@ class WindowFactory:
     ) -> ContextWindow:
         """The window rebuilt exactly from its stored log and events."""
         return ContextWindow.restore(log, events, budget, **self._kwargs(preset, keep_recent))
+
+    def caught_up(
+        self,
+        base: ContextWindow,
+        changed: list[Slot],
+        new_slots: list[Slot],
+        new_events: list[Any],
+        budget: int,
+        preset: str,
+        keep_recent: int,
+    ) -> ContextWindow:
+        """``base`` brought up to what was saved after it (:meth:`ContextWindow.caught_up`)."""
+        return ContextWindow.caught_up(
+            base, changed, new_slots, new_events, budget, **self._kwargs(preset, keep_recent)
+        )

@@ -71,6 +71,17 @@ class SavableWindow(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class CopyMark:
+    """Where a copy of a context stands: its log size and event count, the id of its last slot
+    and ``(kind, slot_id, seq)`` of its last event (None for none)."""
+
+    log_size: int
+    event_count: int
+    last_slot: str | None
+    last_event: tuple[Any, str, int] | None
+
+
+@dataclass(frozen=True, slots=True)
 class ContextInfo:
     """One context's row (no slots)."""
 
@@ -100,6 +111,17 @@ class StoredContext:
     @property
     def budget(self) -> int:
         return self.info.budget
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSince:
+    """What was saved after a copy of a context (see :meth:`ContextStore.load_since`)."""
+
+    info: ContextInfo
+    changed_slots: list[Slot]
+    """The copy's slots as stored now, those the new events may have changed."""
+    new_slots: list[Slot]
+    new_events: list[Event]
 
 
 async def _current_version(s: AsyncSession, owner: str, context_id: str) -> int | None:
@@ -197,6 +219,63 @@ class ContextStore:
             log = [slot_from_row(r) for r in slot_rows]
             events = [event_from_row(r) for r in event_rows]
         return StoredContext(info=_info_from(row), log_slots=log, events=events)
+
+    async def load_since(
+        self,
+        owner: str,
+        context_id: str,
+        copy: CopyMark,
+        touched: Callable[[Sequence[Event]], Iterable[str]],
+    ) -> StoredSince | None:
+        """What was saved after ``copy`` (a copy of the context as stored at some version): the
+        context's row, the slots and events appended since, and the copy's slots the new events
+        name (``touched(new events)``) as stored now. Three reads of what changed instead of the
+        whole log. None when the context is gone, or when the stored log no longer goes on from
+        the copy: a forget renumbers the log, so the copy's last slot or last event is then not at
+        its place (read the context whole then)."""
+        size, count = copy.log_size, copy.event_count
+        async with self.db.read() as s:
+            row = (await s.execute(self._ctx_query(owner, context_id))).first()
+            if row is None:
+                return None
+            info = _info_from(row)
+            event_rows = await s.execute(
+                sa.select(slot_events)
+                .where(
+                    in_context(slot_events, owner, context_id),
+                    slot_events.c.seq >= max(count - 1, 0),
+                )
+                .order_by(slot_events.c.seq)
+            )
+            events = [event_from_row(r) for r in event_rows]
+            if count and (
+                not events or (events[0].kind, events[0].slot_id, events[0].seq) != copy.last_event
+            ):
+                return None
+            new_events = events[1:] if count else events
+            ids = sorted(set(touched(new_events)))
+            slot_rows = await s.execute(
+                sa.select(slots)
+                .where(
+                    in_context(slots, owner, context_id),
+                    sa.or_(slots.c.seq >= max(size - 1, 0), slots.c.slot_id.in_(ids)),
+                )
+                .order_by(slots.c.seq)
+            )
+            found = [slot_from_row(r) for r in slot_rows]
+        wanted = set(ids)
+        last = [x for x in found if x.seq == size - 1]
+        if size and [x.id for x in last] != [copy.last_slot]:
+            return None
+        new_slots = [x for x in found if x.seq >= size]
+        if (info.log_size, info.event_count) != (size + len(new_slots), count + len(new_events)):
+            return None
+        return StoredSince(
+            info=info,
+            changed_slots=[x for x in found if x.seq < size and x.id in wanted],
+            new_slots=new_slots,
+            new_events=new_events,
+        )
 
     async def save(
         self,

@@ -17,7 +17,7 @@ Example::
 from smartctx.window.admission import AdmissionIndex, Duplicate, kind_group
 from smartctx.window.focus import TurnFocus
 from smartctx.window.normalize import guard_signature, normalize_text, text_key
-from smartctx.window.persist import Changes
+from smartctx.window.persist import Changes, touched_by
 from smartctx.window.render import Prompt, render_content, render_recalled
 from smartctx.window.snapshot import Snapshot
 from smartctx.window.stages import (
@@ -64,4 +64,5 @@ __all__ = [
     "render_content",
     "render_recalled",
     "text_key",
+    "touched_by",
 ]

@@ -74,6 +74,20 @@ class ChangeTracker:
         state.dirty.clear()
 
 
+def touched_by(events: Sequence[Event]) -> set[str]:
+    """The ids of the logged slots ``events`` may have changed (state, repeat count or pin): a
+    window changes a logged slot only with an event that names it, as its ``slot_id`` or, for a
+    merge, as ``into``. So a reader that holds a log saved before ``events`` need only re-read
+    these slots (and the new ones) to be up to date."""
+    out: set[str] = set()
+    for event in events:
+        out.add(event.slot_id)
+        into = event.detail.get("into")
+        if isinstance(into, str):
+            out.add(into)
+    return out
+
+
 def rebuild_state(state: WindowState, log_slots: Sequence[Slot], events: Sequence[Event]) -> None:
     """Fill an empty ``state`` from a log and events; ``InvalidInput`` if they are inconsistent.
 

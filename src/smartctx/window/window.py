@@ -178,6 +178,11 @@ class ContextWindow:
         """Every event so far, in ``seq`` order (treat as read-only)."""
         return list(self._state.events)
 
+    @property
+    def event_count(self) -> int:
+        """How many events there are so far."""
+        return len(self._state.events)
+
     def events_since(self, start: int) -> list[Event]:
         """The events after the first ``start`` (``start`` from :attr:`version`); costs only
         the events returned, not the history."""
@@ -472,5 +477,35 @@ class ContextWindow:
         """
         window = cls(budget, **kwargs)
         rebuild_state(window._state, log_slots, events)
+        window._tracker.saved_all(window._state)
+        return window
+
+    @classmethod
+    def caught_up(
+        cls,
+        base: ContextWindow,
+        changed: Sequence[Slot],
+        new_slots: Sequence[Slot],
+        new_events: Sequence[Event],
+        budget: int,
+        **kwargs: Any,
+    ) -> ContextWindow:
+        """The window :meth:`restore` would rebuild from a stored log that goes on from
+        ``base``'s (saved, nothing pending), built from ``base``'s own slots instead of the
+        whole stored log: ``new_slots`` and ``new_events`` were appended after it, ``changed``
+        are ``base``'s slots as stored now (those :func:`~smartctx.window.persist.touched_by`
+        the new events names; others are as ``base`` holds them). ``base`` is left as it is.
+        ``InvalidInput`` if ``base`` has unsaved changes or the parts do not fit together."""
+        st = base._state
+        if not base.pending_changes().empty:
+            raise InvalidInput("a window with unsaved changes cannot be caught up")
+        stored = {s.id: s for s in changed}
+        log = [stored.get(s.id, s) for s in st.log]
+        log.extend(new_slots)
+        window = cls(budget, **kwargs)
+        # a logged slot's text never changes: its text key and recall cost stay valid
+        window._state.recall_keys.update(st.recall_keys)
+        window._state.recall_costs.update(st.recall_costs)
+        rebuild_state(window._state, log, [*st.events, *new_events])
         window._tracker.saved_all(window._state)
         return window
