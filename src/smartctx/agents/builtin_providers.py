@@ -165,7 +165,7 @@ class PersonalMemoryProfileSource:
         self.memory = memory
 
     async def confirmed_items(self, owner: str) -> list[tuple[str, str, str]]:
-        items = await self.memory.profile(owner, status="confirmed")
+        items = await self.memory.confirmed_profile(owner)
         return [(str(i["key"]), str(i["value"]), f"profile:{i['id']}") for i in items]
 
 

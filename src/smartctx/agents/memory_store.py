@@ -32,6 +32,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    bindparam,
     delete,
     func,
     select,
@@ -197,6 +198,12 @@ def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
+_STATE = select(func.count(), func.coalesce(func.max(AgentMemoryRow.seq), 0)).where(
+    AgentMemoryRow.owner == bindparam("owner")
+)
+"""The owner's item count and last seq (built once: every turn reads it)."""
+
+
 class SqlMemoryStore:
     """Memory items in the ``agent_memory`` table of ``db`` (run ``await db.migrate()`` first)."""
 
@@ -264,7 +271,7 @@ class SqlMemoryStore:
             }
             for i in items
         ]
-        async with self.db.atomic() as session:
+        async with self.db.atomic_core() as session:
             result = await session.execute(
                 _INSERT_ROWS, {"rows": json.dumps(rows, ensure_ascii=False)}
             )
@@ -288,7 +295,7 @@ class SqlMemoryStore:
             return int(getattr(result, "rowcount", 0) or 0)
 
     async def count(self, owner: str) -> int:
-        async with self.db.read() as session:
+        async with self.db.read_core() as session:
             total = await session.scalar(
                 select(func.count())
                 .select_from(AgentMemoryRow)
@@ -297,14 +304,8 @@ class SqlMemoryStore:
             return int(total or 0)
 
     async def state(self, owner: str) -> tuple[int, int]:
-        async with self.db.read() as session:
-            row = (
-                await session.execute(
-                    select(func.count(), func.coalesce(func.max(AgentMemoryRow.seq), 0)).where(
-                        AgentMemoryRow.owner == owner
-                    )
-                )
-            ).one()
+        async with self.db.read_core() as session:
+            row = (await session.execute(_STATE, {"owner": owner})).one()
             return int(row[0]), int(row[1])
 
     async def forget_items(

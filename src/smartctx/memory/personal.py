@@ -173,6 +173,18 @@ class PersonalMemory:
         async with self.db.read() as s:
             return await _profile(s, owner, status)
 
+    async def confirmed_profile(self, owner: str) -> list[dict[str, Any]]:
+        """``profile(owner, status="confirmed")``, taken from what :meth:`everything` kept for
+        the owner's current state when it kept something (a served turn's memory snapshot was
+        read just before): then one read of the stamp. The list is shared: do not change it."""
+        check_owner(owner)
+        async with self.db.read_core() as c:
+            stamp = await current_stamp(c, owner)
+        kept = self.reads.any_at(owner, stamp)
+        if kept is not None:
+            return list(kept["profile"])
+        return await self.profile(owner, status="confirmed")
+
     async def everything(
         self, owner: str, *, session_id: str | None = None, pair_limit: int = 50
     ) -> dict[str, Any]:
@@ -185,10 +197,11 @@ class PersonalMemory:
         """
         check_owner(owner)
         key = (session_id, pair_limit)
-        async with self.db.read() as s:
-            stamp = await current_stamp(s, owner)
-            stored = self.reads.get(owner, key, stamp)
-            if stored is None:
+        async with self.db.read_core() as c:
+            stamp = await current_stamp(c, owner)
+        stored = self.reads.get(owner, key, stamp)
+        if stored is None:
+            async with self.db.read() as s:
                 stored = {
                     "pairs": await _pairs(s, owner, session_id, pair_limit),
                     "summaries": await _summaries(s, owner),

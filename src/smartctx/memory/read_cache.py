@@ -41,6 +41,14 @@ class StampedReads:
         self._owners.move_to_end(owner)
         return found[1]
 
+    def any_at(self, owner: str, stamp: Stamp) -> dict[str, Any] | None:
+        """A value kept for any key at ``stamp`` (their summaries and profile are the same), or
+        None."""
+        for kept, value in (self._owners.get(owner) or {}).values():
+            if kept == stamp:
+                return value
+        return None
+
     def put(self, owner: str, key: Key, stamp: Stamp, value: dict[str, Any]) -> None:
         self._owners.setdefault(owner, {})[key] = (stamp, value)
         self._owners.move_to_end(owner)

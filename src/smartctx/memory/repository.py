@@ -11,8 +11,9 @@ import uuid
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.sql.elements import BindParameter
 
 from smartctx.core.errors import InvalidInput
 from smartctx.memory.tables import (
@@ -77,31 +78,36 @@ def parse_counter(value: str | int | None, prefix: str) -> int | None:
     return int(text)
 
 
+_OWNER: BindParameter[str] = bindparam("owner")
+# Built once: building a statement costs about as much CPU as running it (these run every turn).
+_VERSION = select(SyncStateRow.version).where(SyncStateRow.owner == _OWNER)
+_STAMP = select(SyncStateRow.version, SyncStateRow.epoch).where(SyncStateRow.owner == _OWNER)
+_BUMP = (
+    update(SyncStateRow)
+    .where(SyncStateRow.owner == bindparam("b_owner"))
+    .values(version=SyncStateRow.version + 1)
+    .returning(SyncStateRow.version)
+)
+
+
 async def current_version(session: AsyncSession, owner: str) -> int:
     """The owner's change counter (0 for an owner never written)."""
-    value = await session.scalar(select(SyncStateRow.version).where(SyncStateRow.owner == owner))
+    value = await session.scalar(_VERSION, {"owner": owner})
     return int(value or 0)
 
 
-async def current_stamp(session: AsyncSession, owner: str) -> tuple[int, str | None]:
+async def current_stamp(
+    session: AsyncSession | AsyncConnection, owner: str
+) -> tuple[int, str | None]:
     """``(version, epoch)`` of the owner: one state, even across a forget (which restarts the
     counter under a new epoch); ``(0, None)`` for an owner never written."""
-    row = (
-        await session.execute(
-            select(SyncStateRow.version, SyncStateRow.epoch).where(SyncStateRow.owner == owner)
-        )
-    ).one_or_none()
+    row = (await session.execute(_STAMP, {"owner": owner})).one_or_none()
     return (0, None) if row is None else (int(row[0] or 0), row[1])
 
 
 async def bump(session: AsyncSession, owner: str) -> int:
     """Increment the owner's change counter atomically and return the new value."""
-    new = await session.scalar(
-        update(SyncStateRow)
-        .where(SyncStateRow.owner == owner)
-        .values(version=SyncStateRow.version + 1)
-        .returning(SyncStateRow.version)
-    )
+    new = await session.scalar(_BUMP, {"b_owner": owner})
     if new is None:
         await session.execute(
             insert(SyncStateRow).values(owner=owner, version=1, epoch=uuid.uuid4().hex)

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import String, delete, select, update
+from sqlalchemy import String, bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -47,6 +47,11 @@ async def drop(session: AsyncSession, owner: str) -> None:
     await session.execute(delete(KBVersionRow).where(KBVersionRow.owner == owner))
 
 
+_TOKENS = select(KBVersionRow.owner, KBVersionRow.token).where(
+    KBVersionRow.owner.in_(bindparam("owners", expanding=True))
+)
+
+
 async def current(db: Database, owner: str) -> str:
     """The owner's stored token (``""`` when the owner never wrote)."""
     return (await current_of(db, [owner]))[owner]
@@ -54,10 +59,8 @@ async def current(db: Database, owner: str) -> str:
 
 async def current_of(db: Database, owners: Sequence[str]) -> dict[str, str]:
     """The stored tokens of ``owners`` in one read (``""`` for an owner who never wrote)."""
-    async with db.read() as session:
-        found = await session.execute(
-            select(KBVersionRow.owner, KBVersionRow.token).where(KBVersionRow.owner.in_(owners))
-        )
+    async with db.read_core() as session:
+        found = await session.execute(_TOKENS, {"owners": list(owners)})
         tokens = {str(owner): str(token) for owner, token in found}
     return {owner: tokens.get(owner, "") for owner in owners}
 

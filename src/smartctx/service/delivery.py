@@ -46,6 +46,10 @@ DELIVERIES = sa.Table(
     sa.Column("task_id", sa.String(64), nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
 )
+_TASK_FOR = sa.select(DELIVERIES.c.task_id).where(
+    DELIVERIES.c.owner == sa.bindparam("owner"),
+    DELIVERIES.c.message_id == sa.bindparam("message_id"),
+)
 UNFINISHED = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
 INTERRUPTED_TEXT = (
     "interrupted: the server stopped during this turn; send the message again to retry it"
@@ -73,12 +77,8 @@ class DeliveryLog:
 
     async def task_for(self, owner: str, message_id: str) -> str | None:
         """The task a message started, or None."""
-        async with self.db.read() as session:
-            value = await session.scalar(
-                sa.select(DELIVERIES.c.task_id).where(
-                    DELIVERIES.c.owner == owner, DELIVERIES.c.message_id == message_id
-                )
-            )
+        async with self.db.read_core() as connection:
+            value = await connection.scalar(_TASK_FOR, {"owner": owner, "message_id": message_id})
         return None if value is None else str(value)
 
     async def claim(self, owner: str, message_id: str, task_id: str) -> None:
@@ -99,8 +99,8 @@ class DeliveryLog:
             "task_id": task_id,
             "created_at": self.clock.now(),
         }
-        async with self.db.atomic() as session:
-            await session.execute(statement, values)
+        async with self.db.atomic_core() as connection:
+            await connection.execute(statement, values)
 
 
 async def fail_interrupted_tasks(

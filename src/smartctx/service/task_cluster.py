@@ -155,8 +155,8 @@ class ClusterTaskStore(VersionedDatabaseTaskStore):
         if event is not None:
             values["e_data"] = to_stream_response(event).SerializeToString()
         try:
-            async with self._smartctx_db.atomic() as session:
-                moved = (await session.execute(statement, values)).scalar_one()
+            async with self._smartctx_db.atomic_core() as connection:
+                moved = (await connection.execute(statement, values)).scalar_one()
                 if not moved:
                     raise ConcurrentTaskModificationError(task.id)
         except IntegrityError as err:
@@ -314,8 +314,8 @@ class ReadingTaskStore(DatabaseTaskStore):
         row = self._to_orm(task, self.owner_resolver(context))
         statement, columns = self._upsert()
         values = {name: getattr(row, key) for name, key in columns}
-        async with self._db.atomic() as session:  # one statement: no BEGIN and COMMIT around it
-            await session.execute(statement, values)
+        async with self._db.atomic_core() as connection:  # one statement, no BEGIN and COMMIT
+            await connection.execute(statement, values)
 
     def _upsert(self) -> tuple[Any, list[tuple[str, str]]]:
         """The upsert of one row (its values bound per call, so SQLAlchemy compiles it once)

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from smartctx.core.clock import Clock, SystemClock
 from smartctx.core.errors import Conflict, InvalidInput, NotFound
@@ -124,9 +124,16 @@ class StoredSince:
     new_events: list[Event]
 
 
-async def _current_version(s: AsyncSession, owner: str, context_id: str) -> int | None:
-    query = sa.select(contexts.c.version).where(in_context(contexts, owner, context_id))
-    value = (await s.execute(query)).scalar()
+_VERSION = sa.select(contexts.c.version).where(
+    contexts.c.owner == sa.bindparam("owner"), contexts.c.context_id == sa.bindparam("context_id")
+)
+"""A context's version (built once: every turn reads it)."""
+
+
+async def _current_version(
+    s: AsyncSession | AsyncConnection, owner: str, context_id: str
+) -> int | None:
+    value = (await s.execute(_VERSION, {"owner": owner, "context_id": context_id})).scalar()
     return int(value) if value is not None else None
 
 
@@ -234,7 +241,7 @@ class ContextStore:
         the copy: a forget renumbers the log, so the copy's last slot or last event is then not at
         its place (read the context whole then)."""
         size, count = copy.log_size, copy.event_count
-        async with self.db.read() as s:
+        async with self.db.read_core() as s:
             row = (await s.execute(self._ctx_query(owner, context_id))).first()
             if row is None:
                 return None
@@ -355,7 +362,7 @@ class ContextStore:
             ),
             "new_events": _json_rows(event_row(owner, context_id, e) for e in changes.new_events),
         }
-        async with self.db.atomic() as s:
+        async with self.db.atomic_core() as s:
             moved = (await s.execute(_ONE_STATEMENT_SAVE, values)).scalar_one()
             if not moved:
                 current = await _current_version(s, owner, context_id)
@@ -449,7 +456,7 @@ class ContextStore:
 
     async def version(self, owner: str, context_id: str) -> int | None:
         """The stored version of a context, or None if it does not exist."""
-        async with self.db.read() as s:
+        async with self.db.read_core() as s:
             return await _current_version(s, owner, context_id)
 
     async def info(self, owner: str, context_id: str) -> ContextInfo:

@@ -264,6 +264,32 @@ class Database:
             yield session
 
     @asynccontextmanager
+    async def read_core(self) -> AsyncIterator[AsyncConnection]:
+        """:meth:`read` with a Core connection in place of an ORM session, for statements over
+        tables and columns (``select(Model)`` here returns columns, not objects). A primary-key
+        read costs a third of the CPU it costs through a session (200 against 580 us on
+        PostgreSQL, ``tests/store/test_db_hold.py`` shows the connection is the held one)."""
+        async with self._autocommit_connection() as connection:
+            yield connection
+
+    @asynccontextmanager
+    async def atomic_core(self) -> AsyncIterator[AsyncConnection]:
+        """:meth:`atomic` with a Core connection in place of an ORM session (see
+        :meth:`read_core`): one statement that stands alone, committed on its own."""
+        async with self.writing(), self._autocommit_connection() as connection:
+            yield connection
+
+    @asynccontextmanager
+    async def _autocommit_connection(self) -> AsyncIterator[AsyncConnection]:
+        held = _HELD.get()
+        if held is None or not held.serves(self) or held.lock.locked():
+            async with self.reader.connect() as connection:
+                yield connection
+            return
+        async with held.use() as connection:
+            yield connection
+
+    @asynccontextmanager
     async def _autocommit(self) -> AsyncIterator[AsyncSession]:
         held = _HELD.get()
         if held is None or not held.serves(self) or held.lock.locked():
