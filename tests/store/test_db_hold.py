@@ -134,3 +134,39 @@ async def test_a_hold_is_a_no_op_on_sqlite(tmp_path: Path) -> None:
             assert await _ids(db) == [1]
     finally:
         await db.close()
+
+
+async def _core_ids(db: Database) -> list[int]:
+    async with db.read_core() as c:
+        return [int(i) for i in (await c.execute(text("SELECT id FROM t ORDER BY id"))).scalars()]
+
+
+async def test_core_reads_and_writes_share_the_held_connection_and_commit_each(
+    pg: Database,
+) -> None:
+    checkouts = _checkouts(pg)
+    async with pg.hold():
+        for i in range(3):
+            async with pg.atomic_core() as c:
+                await c.execute(text("INSERT INTO t VALUES (:i)"), {"i": i})
+            assert await _core_ids(pg) == list(range(i + 1))
+        with pytest.raises(Exception, match="duplicate key"):
+            async with pg.atomic_core() as c:
+                await c.execute(text("INSERT INTO t VALUES (7), (7)"))
+        assert await _core_ids(pg) == [0, 1, 2]  # nothing of the failed statement
+    assert checkouts[0] == 1
+    assert pg.engine.sync_engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    assert await _ids(pg) == [0, 1, 2]  # committed: another connection sees them
+
+
+async def test_core_reads_and_writes_on_sqlite(tmp_path: Path) -> None:
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}")
+    try:
+        async with db.session() as s:
+            await s.execute(text("CREATE TABLE t (id INTEGER PRIMARY KEY)"))
+        async with db.atomic_core() as c:
+            await c.execute(text("INSERT INTO t VALUES (1)"))
+        assert await _core_ids(db) == [1]
+        assert await _ids(db) == [1]
+    finally:
+        await db.close()
