@@ -24,12 +24,28 @@ from smartctx.store.context_log import ContextStore
 from smartctx.window import ContextWindow, touched_by
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def admin(request: pytest.FixtureRequest) -> str | None:
+    """None for SQLite; PostgreSQL's maintenance URL when the tests have a server (else skip)."""
+    return None if request.param == "sqlite" else str(request.getfixturevalue("postgres_admin"))
+
+
 @pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = Database(f"sqlite+aiosqlite:///{tmp_path / 'ctx.db'}")
-    await database.migrate()
-    yield database
-    await database.close()
+async def db(admin: str | None, tmp_path: Path) -> AsyncIterator[Database]:
+    """The store on SQLite, or on a throw-away PostgreSQL database."""
+    if admin is None:
+        database = Database(f"sqlite+aiosqlite:///{tmp_path / 'ctx.db'}")
+        await database.migrate()
+        yield database
+        await database.close()
+        return
+    from smartctx.bench.serve_procs import throwaway_database
+
+    async with throwaway_database("postgresql", tmp_path, admin) as url:
+        database = Database(url)
+        await database.migrate()
+        yield database
+        await database.close()
 
 
 class _Counting(ContextStore):

@@ -128,6 +128,32 @@ _VERSION = sa.select(contexts.c.version).where(
     contexts.c.owner == sa.bindparam("owner"), contexts.c.context_id == sa.bindparam("context_id")
 )
 """A context's version (built once: every turn reads it)."""
+_ROW = sa.select(contexts).where(
+    contexts.c.owner == sa.bindparam("owner"), contexts.c.context_id == sa.bindparam("context_id")
+)
+_EVENTS_FROM = (
+    sa.select(slot_events)
+    .where(
+        slot_events.c.owner == sa.bindparam("owner"),
+        slot_events.c.context_id == sa.bindparam("context_id"),
+        slot_events.c.seq >= sa.bindparam("seq"),
+    )
+    .order_by(slot_events.c.seq)
+)
+_SLOTS_FROM = (
+    sa.select(slots)
+    .where(
+        slots.c.owner == sa.bindparam("owner"),
+        slots.c.context_id == sa.bindparam("context_id"),
+        sa.or_(
+            slots.c.seq >= sa.bindparam("seq"),
+            slots.c.slot_id.in_(sa.bindparam("ids", expanding=True)),
+        ),
+    )
+    .order_by(slots.c.seq)
+)
+"""What :meth:`ContextStore.load_since` reads (built once: a replica reads them every turn when
+another one served the turn before)."""
 
 
 async def _current_version(
@@ -241,19 +267,13 @@ class ContextStore:
         the copy: a forget renumbers the log, so the copy's last slot or last event is then not at
         its place (read the context whole then)."""
         size, count = copy.log_size, copy.event_count
+        key = {"owner": owner, "context_id": context_id}
         async with self.db.read_core() as s:
-            row = (await s.execute(self._ctx_query(owner, context_id))).first()
+            row = (await s.execute(_ROW, key)).first()
             if row is None:
                 return None
             info = _info_from(row)
-            event_rows = await s.execute(
-                sa.select(slot_events)
-                .where(
-                    in_context(slot_events, owner, context_id),
-                    slot_events.c.seq >= max(count - 1, 0),
-                )
-                .order_by(slot_events.c.seq)
-            )
+            event_rows = await s.execute(_EVENTS_FROM, {**key, "seq": max(count - 1, 0)})
             events = [event_from_row(r) for r in event_rows]
             if count and (
                 not events or (events[0].kind, events[0].slot_id, events[0].seq) != copy.last_event
@@ -261,14 +281,7 @@ class ContextStore:
                 return None
             new_events = events[1:] if count else events
             ids = sorted(set(touched(new_events)))
-            slot_rows = await s.execute(
-                sa.select(slots)
-                .where(
-                    in_context(slots, owner, context_id),
-                    sa.or_(slots.c.seq >= max(size - 1, 0), slots.c.slot_id.in_(ids)),
-                )
-                .order_by(slots.c.seq)
-            )
+            slot_rows = await s.execute(_SLOTS_FROM, {**key, "seq": max(size - 1, 0), "ids": ids})
             found = [slot_from_row(r) for r in slot_rows]
         wanted = set(ids)
         last = [x for x in found if x.seq == size - 1]
