@@ -232,3 +232,65 @@ def test_a_greeting_merges_across_languages_but_not_with_thanks() -> None:
     kept = window.add(Slot(SlotKind.USER, "谢谢"))
     assert EventKind.MERGED not in [e.kind for e in kept.events]
     assert window.add(Slot(SlotKind.USER, "Hello 3 times")).events[-1].kind is not EventKind.MERGED
+
+
+class _Counting(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts: Any) -> Any:
+        self.texts += list(texts)
+        return super().embed(texts)
+
+
+def test_a_slot_is_embedded_only_when_another_shares_its_guard_signature() -> None:
+    embedder = _Counting()
+    window = ContextWindow(1000, counter=get_counter(), embedder=embedder, dedup_threshold=0.6)
+    window.add(Slot(SlotKind.USER, "ticket 4711: the printer on floor 2 jams"))
+    window.add(Slot(SlotKind.USER, "ticket 5820: the printer on floor 3 jams"))
+    assert embedder.texts == []  # other numbers: neither can match, neither is embedded
+    window.add(Slot(SlotKind.USER, "how do I connect to the office VPN"))
+    assert embedder.texts == []  # the only slot without numbers so far
+    result = window.add(Slot(SlotKind.USER, "how do I connect to the office VPN today"))
+    # now both are embedded, and the match is the one an eager index finds
+    assert sorted(embedder.texts) == sorted(
+        ["how do I connect to the office VPN", "how do I connect to the office VPN today"]
+    )
+    assert not result.admitted and result.events[0].detail["reason"] == "semantic"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lazy_embedding_finds_exactly_the_matches_of_embedding_every_slot(seed: int) -> None:
+    import random
+
+    import numpy as np
+
+    rng = random.Random(seed)
+    words = ["vpn", "printer", "office", "connect", "floor", "jams", "today", "please", "the"]
+    numbers = ["", "", " 2", " 3"]
+    negations = ["", "", " not"]
+    threshold = 0.7
+    window = make(budget=100_000, dedup_threshold=threshold)
+    embedder = HashingEmbedder()
+    admitted: list[tuple[str, str, frozenset[str], Any]] = []  # id, text, signature, vector
+    for _ in range(120):
+        text = " ".join(rng.sample(words, rng.randint(3, 6))) + rng.choice(numbers)
+        text += rng.choice(negations)
+        sig = guard_signature(text)
+        vector = embedder.embed([text])[0]
+        key = normalize_text(text)
+        exact = [a for a in admitted if normalize_text(a[1]) == key]
+        similar = [
+            (float(np.dot(a[3], vector)), -i, a[0])
+            for i, a in enumerate(admitted)
+            if a[2] == sig and float(np.dot(a[3], vector)) >= threshold
+        ]
+        expected = exact[0][0] if exact else (max(similar)[2] if similar else None)
+        result = window.add(Slot(SlotKind.USER, text))
+        if expected is None:
+            assert result.admitted, text
+            admitted.append((result.slot.id, text, sig, vector))
+        else:
+            assert not result.admitted, text
+            assert result.events[0].detail["into"] == expected, text

@@ -4,11 +4,16 @@ Two indexes over the *active* slots of one window:
 
 - exact: a dict from (kind, hash of the normalised text) to the slot id, plus a dict from a
   knowledge document's ``source_id`` to its slot; O(1) per lookup;
-- semantic (optional, needs an embedder): per kind (its group), a ring of the embeddings of the most
-  recent ``capacity`` admitted slots (default 256). A lookup is one matrix-vector product over that
-  ring, so its cost is bounded by ``capacity``, never by the window size. Older slots of a group
-  are still caught by the exact index, not by the semantic one. A semantic match also needs equal
-  guard signatures (same numbers, same negation / on-off words).
+- semantic (optional, needs an embedder): per kind (its group), a ring of the most recent
+  ``capacity`` admitted slots (default 256) with their embeddings. A lookup is one matrix-vector
+  product over that ring, so its cost is bounded by ``capacity``, never by the window size. Older
+  slots of a group are still caught by the exact index, not by the semantic one. A semantic match
+  also needs equal guard signatures (same numbers, same negation / on-off words), so a slot is
+  embedded only when the ring holds another one with its signature, and the ring's slots are
+  embedded when such a slot arrives: a message with a number no other one carries (a ticket
+  number, an amount) costs no embedding. The matches are the same as embedding every slot at
+  once; a served turn embedded its user message and its reply on the event loop, 3-7 ms each
+  with USE.
 
 A message that is only a greeting, thanks or farewell formula is keyed by the formula's meaning
 (:mod:`smartctx.window.phrases`), so "Hello" and "您好" are exact duplicates across languages,
@@ -59,9 +64,10 @@ class Probe:
     """What admission computes about one slot, once: its normalised text, exact key, embedding
     (when the semantic check needs one) and, lazily, its guard signature."""
 
-    __slots__ = ("_sig", "group", "key", "norm", "vector")
+    __slots__ = ("_sig", "group", "key", "norm", "text", "vector")
 
     def __init__(self, slot: Slot, vector: Vector | None = None) -> None:
+        self.text = slot.text
         self.group = kind_group(slot.kind)
         self.norm = normalize_text(slot.text)
         self.key = key_of_normalized(self.norm)
@@ -76,7 +82,8 @@ class Probe:
 
 
 class _Ring:
-    """The last ``capacity`` embeddings of one group, with their slot ids and probes.
+    """The last ``capacity`` slots of one group: their ids, probes and embeddings (a row's
+    vector is set once its probe has one; see the module docstring).
 
     The vector matrix starts small and doubles up to ``capacity`` rows as the group fills, so a
     short conversation does not hold ``capacity`` rows per group (512 KB each for USE)."""
@@ -85,25 +92,53 @@ class _Ring:
         self.vectors = np.zeros((min(capacity, 8), dim), dtype=np.float32)
         self.ids: list[str | None] = [None] * capacity
         self.probes: list[Probe | None] = [None] * capacity
+        self.signatures: dict[frozenset[str], int] = {}
         self.next = 0
 
     def put(self, slot_id: str, probe: Probe) -> tuple[int, str | None]:
         row = self.next
         evicted = self.ids[row]
+        if evicted is not None:
+            self.clear(row)
         if row >= len(self.vectors):
             grown = np.zeros((min(len(self.ids), 2 * len(self.vectors)), self.vectors.shape[1]))
             grown[: len(self.vectors)] = self.vectors
             self.vectors = grown.astype(np.float32)
-        self.vectors[row] = probe.vector
+        if probe.vector is not None:
+            self.vectors[row] = probe.vector
         self.ids[row] = slot_id
         self.probes[row] = probe
+        self.signatures[probe.sig] = self.signatures.get(probe.sig, 0) + 1
         self.next = (row + 1) % len(self.ids)
         return row, evicted
 
     def clear(self, row: int) -> None:
+        probe = self.probes[row]
+        if probe is not None:
+            left = self.signatures[probe.sig] - 1
+            if left:
+                self.signatures[probe.sig] = left
+            else:
+                del self.signatures[probe.sig]
         self.vectors[row] = 0.0
         self.ids[row] = None
         self.probes[row] = None
+
+    def rows_like(self, probe: Probe) -> list[int]:
+        """The rows whose slot has ``probe``'s guard signature (the only possible matches)."""
+        if probe.sig not in self.signatures:
+            return []
+        return [
+            row
+            for row, other in enumerate(self.probes)
+            if other is not None and self.ids[row] is not None and other.sig == probe.sig
+        ]
+
+    def set_vector(self, row: int, vector: Vector) -> None:
+        probe = self.probes[row]
+        if probe is not None:
+            probe.vector = vector
+            self.vectors[row] = vector
 
     def best(self, probe: Probe, threshold: float) -> tuple[str, float] | None:
         if probe.vector is None:
@@ -136,7 +171,6 @@ class AdmissionIndex:
         self._keys: dict[str, tuple[str, str]] = {}
         self._rings: dict[str, _Ring] = {}
         self._rows: dict[str, tuple[str, int]] = {}
-        self._stale: list[Slot] = []
 
     def wants_vector(self, slot: Slot) -> bool:
         """Whether ``slot`` needs an embedding for the semantic check."""
@@ -154,10 +188,12 @@ class AdmissionIndex:
         """The probe of ``slot``; ``vector`` is its embedding when already computed (batches)."""
         return Probe(slot, vector)
 
-    def _ensure_vector(self, slot: Slot, probe: Probe) -> bool:
-        if probe.vector is None and self.embedder is not None and probe.group in SEMANTIC_GROUPS:
-            probe.vector = self.embedder.embed([slot.text])[0]
-        return probe.vector is not None
+    def _ensure_vector(self, probe: Probe) -> Vector:
+        """``probe``'s embedding, computed now if it has none (only called with an embedder)."""
+        if probe.vector is None:
+            assert self.embedder is not None
+            probe.vector = self.embedder.embed([probe.text])[0]
+        return probe.vector
 
     def find(self, slot: Slot, probe: Probe) -> Duplicate | None:
         """The active duplicate of ``slot``, if any (exact first, then source id, then semantic)."""
@@ -168,11 +204,16 @@ class AdmissionIndex:
             survivor = self._sources.get(slot.source_id)
             if survivor is not None:
                 return Duplicate(survivor, "source_id", 1.0)
-        if not self._ensure_vector(slot, probe):
-            return None
-        self._refresh_stale()
-        ring = self._rings.get(probe.group)
-        hit = ring.best(probe, self.threshold) if ring is not None else None
+        ring = self._rings.get(probe.group) if self.wants_vector(slot) else None
+        rows = ring.rows_like(probe) if ring is not None else []
+        if ring is None or not rows:
+            return None  # no slot with its guard signature: no match, nothing to embed
+        for row in rows:
+            other = ring.probes[row]
+            if other is not None and other.vector is None:
+                ring.set_vector(row, self._ensure_vector(other))
+        self._ensure_vector(probe)
+        hit = ring.best(probe, self.threshold)
         return Duplicate(hit[0], "semantic", hit[1]) if hit else None
 
     def add(self, slot: Slot, probe: Probe | None = None) -> None:
@@ -180,8 +221,7 @@ class AdmissionIndex:
         if probe is None:
             probe = self.probe(slot)
         self._index_exact(slot, probe)
-        if self._ensure_vector(slot, probe):
-            self._refresh_stale()
+        if self.wants_vector(slot):
             self._put(slot.id, probe)
 
     def _index_exact(self, slot: Slot, probe: Probe) -> None:
@@ -207,29 +247,26 @@ class AdmissionIndex:
             self._rings[where[0]].clear(where[1])
 
     def rebuild(self, active_by_recency: Iterable[Slot]) -> None:
-        """Re-index restored active slots; their embeddings are computed lazily, in one batch."""
-        per_group: dict[str, list[Slot]] = {}
+        """Re-index restored active slots (their embeddings are computed when needed)."""
+        per_group: dict[str, list[tuple[Slot, Probe]]] = {}
         for slot in active_by_recency:
             probe = Probe(slot)
             self._index_exact(slot, probe)
             if self.wants_vector(slot):
-                per_group.setdefault(probe.group, []).append(slot)
-        self._stale = [s for group in per_group.values() for s in group[-self.capacity :]]
-
-    def _refresh_stale(self) -> None:
-        if not self._stale:
-            return
-        stale, self._stale = self._stale, []
-        vectors = self.embed([s for s in stale if s.id in self._keys])
-        for slot in stale:
-            if slot.id in vectors:
-                self._put(slot.id, Probe(slot, vectors[slot.id]))
+                per_group.setdefault(probe.group, []).append((slot, probe))
+        for group in per_group.values():
+            for slot, probe in group[-self.capacity :]:
+                self._put(slot.id, probe)
 
     def _put(self, slot_id: str, probe: Probe) -> None:
         ring = self._rings.get(probe.group)
         if ring is None:
-            vector = probe.vector if probe.vector is not None else np.zeros(1, np.float32)
-            ring = self._rings[probe.group] = _Ring(self.capacity, int(vector.shape[-1]))
+            dim = (
+                int(probe.vector.shape[-1])
+                if probe.vector is not None
+                else int(self.embedder.dim if self.embedder is not None else 1)
+            )
+            ring = self._rings[probe.group] = _Ring(self.capacity, dim)
         row, evicted = ring.put(slot_id, probe)
         if evicted is not None:
             self._rows.pop(evicted, None)
