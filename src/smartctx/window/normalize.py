@@ -8,6 +8,7 @@ lights off" very close (USE gives them a cosine of 0.935), yet they mean opposit
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -67,11 +68,8 @@ _MARKERS: dict[str, str] = {
     "decrease": "decrease",
 }
 
-_MARKER_RE = re.compile(
-    r"(?<![^\W\d_])(?:"
-    + "|".join(sorted(map(re.escape, _MARKERS), key=len, reverse=True))
-    + r")(?![^\W\d_])|[^\W\d_]+n't"
-)
+_WORD_RE = re.compile(r"[^\W\d_]+n't|n't(?![^\W\d_])|[^\W\d_]+")
+"""A text's letter runs ("don't" whole): a marker is a whole run, or a run ending in "n't"."""
 
 # Korean negation and on/off stems, matched as substrings (Korean attaches particles to stems).
 _KOREAN_MARKERS: tuple[tuple[str, str], ...] = (
@@ -114,11 +112,18 @@ def guard_signature(text: str) -> frozenset[str]:
     return signature_of_normalized(normalize_text(text))
 
 
+@functools.lru_cache(maxsize=4096)
 def signature_of_normalized(norm: str) -> frozenset[str]:
-    """:func:`guard_signature` of an already normalised text."""
+    """:func:`guard_signature` of an already normalised text (the last 4,096 are kept: the
+    knowledge chunks a served context retrieves come back turn after turn)."""
     out: set[str] = {f"#{n.replace(',', '')}" for n in _NUMBER.findall(norm)}
-    for word in _MARKER_RE.findall(norm):
-        out.add("neg" if word.endswith("n't") else _MARKERS[word])
+    for word in _WORD_RE.findall(norm):
+        if word.endswith("n't"):
+            out.add("neg")
+        else:
+            marker = _MARKERS.get(word)
+            if marker is not None:
+                out.add(marker)
     padded = f" {norm} "
     for stem, marker in _KOREAN_MARKERS:
         if stem in padded:
