@@ -248,11 +248,16 @@ def mentions(text: str, said: date | None) -> list[Mention]:
 def asked(question: str, today: date | None = None) -> list[Span]:
     """The absolute dates ``question`` names, as spans (relative ones resolve against
     ``today`` when given)."""
+    if today is None and _YEAR_DIGITS.search(question) is None:
+        return []  # without today only mentions with a year count, and there is none (every turn)
     return [m.span for m in mentions(question, today) if today is not None or _is_absolute(m)]
 
 
+_YEAR_DIGITS = re.compile(r"\d{4}")
+
+
 def _is_absolute(mention: Mention) -> bool:
-    return bool(re.search(r"\d{4}", mention.phrase))
+    return _YEAR_DIGITS.search(mention.phrase) is not None
 
 
 def label(span: Span) -> str:
