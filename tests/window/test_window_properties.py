@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from smartctx.core import BudgetExceeded, HashingEmbedder, Slot, SlotKind, SlotState, get_counter
-from smartctx.core.slots import EventKind
+from smartctx.core.slots import ARCHIVED_STATES, EventKind
 from smartctx.window import (
     ContextWindow,
     Stage,
@@ -214,6 +214,9 @@ def test_recall_candidates_kept_as_slots_leave_equal_a_walk_over_the_archive(
         assert by_seq == _first_archived_by_walk(window)
         assert window.recall_copies(state.by_id[i] for i in state.archived) == [
             state.by_id[i] for i in state.archived if i in state.recall_first.values()
+        ]
+        assert [s.id for s in window.archived_recall_copies()] == [
+            s.id for s in window.recall_copies(s for s in window.log if s.state in ARCHIVED_STATES)
         ]
         restored = ContextWindow.restore(
             window.log, window.events, budget, counter=get_counter(), recall_ratio=0.3

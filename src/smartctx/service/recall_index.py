@@ -50,7 +50,7 @@ import numpy as np
 from smartctx.agents import ContextProvider, Message, ProvidedContext
 from smartctx.core.embed_cache import CachedEmbedder
 from smartctx.core.embeddings import Embedder, Vector, embed_queries
-from smartctx.core.slots import ARCHIVED_STATES, Slot, SlotKind
+from smartctx.core.slots import Slot, SlotKind
 from smartctx.retrieval.tiered import TieredRecaller, TierWeights
 from smartctx.service.contexts import LiveContext
 from smartctx.window import ContextWindow
@@ -214,7 +214,7 @@ class RecallIndexer:
         batches after turns left. So recall ranks the same archive whichever replica serves the
         turn; the vectors of texts this process embedded before come from its cache."""
         if not recaller.seeded:
-            recaller.note(window.recall_copies(s for s in window.log if s.state in ARCHIVED_STATES))
+            recaller.note(window.archived_recall_copies())
             recaller.seeded = True
         rest = recaller.take(recaller.pending)
         if rest:

@@ -200,6 +200,13 @@ class ContextWindow:
         is_copy = self._state.is_recall_copy
         return [slot for slot in slots if is_copy(slot.id)]
 
+    def archived_recall_copies(self) -> list[Slot]:
+        """Copies of the archived slots recall ranks (:meth:`recall_copies` of the whole
+        archive), in ``seq`` order, without copying the rest of the log."""
+        st = self._state
+        chosen = (st.by_id[i] for i in st.recall_first.values())
+        return [s.copy() for s in sorted(chosen, key=lambda s: s.seq)]
+
     def get(self, slot_id: str) -> Slot:
         """A copy of the logged slot ``slot_id``; ``NotFound`` if this window never had it."""
         slot = self._state.by_id.get(slot_id)
