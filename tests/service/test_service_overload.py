@@ -100,3 +100,23 @@ def test_a_turn_waiting_for_its_place_holds_no_database_connection(
     running, with_waiting, answers = asyncio.run(run())
     assert with_waiting == running
     assert [a["result"]["task"]["status"]["state"] for a in answers] == ["TASK_STATE_COMPLETED"] * 4
+
+
+def test_the_offline_responder_runs_few_turns_at_once_a_chat_model_many(tmp_path: Path) -> None:
+    from smartctx.service.app import MODEL_RUNNING_TURNS, OFFLINE_RUNNING_TURNS, create_app
+
+    def running(settings: Settings, **options: Any) -> int:
+        app = create_app(settings, base_url="http://127.0.0.1:1", **options)
+        return app.handler.max_running
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'a.db'}"
+
+    async def reply(_messages: ChatMessages) -> str:
+        return "ok"
+
+    assert running(Settings(database_url=url)) == OFFLINE_RUNNING_TURNS == 3
+    model = FunctionModel(reply)
+    assert running(Settings(database_url=url), model=model) == MODEL_RUNNING_TURNS == 16
+    remote = Settings(database_url=url, llm_base_url="http://127.0.0.1:9/v1", llm_model="m")
+    assert running(remote) == MODEL_RUNNING_TURNS
+    assert running(Settings(database_url=url, max_running_turns=5)) == 5

@@ -87,7 +87,14 @@ class Settings(BaseSettings):
     max_live_contexts: int = Field(
         1000, gt=0, description="context windows held in memory; least recently used leave"
     )
-    max_running_turns: int = Field(16, gt=0, description="A2A turns run at once; more wait")
+    max_running_turns: int | None = Field(
+        None,
+        gt=0,
+        description=(
+            "A2A turns run at once; more wait (default: 3 with the offline responder, whose turns"
+            " are CPU work on one event loop; 16 with a chat model, whose turns mostly wait for it)"
+        ),
+    )
     max_waiting_turns: int = Field(
         256, ge=0, description="turns waiting to run; beyond, a retryable 'server busy' error"
     )

@@ -67,6 +67,7 @@ from threadpoolctl import threadpool_limits
 
 from smartctx import __version__
 from smartctx.agents import ChatModel, ContextProvider, model_from_settings
+from smartctx.agents.grounded import GroundedResponder
 from smartctx.agents.llm_memory import LLMConsolidator
 from smartctx.agents.relevance import GatedRecaller, RelevanceGate
 from smartctx.core.clock import Clock, SystemClock
@@ -321,7 +322,7 @@ def create_app(
         tasks.store,
         card,
         max_chars=settings.max_message_chars,
-        max_running=settings.max_running_turns,
+        max_running=settings.max_running_turns or _running_turns(chat_model),
         max_waiting=settings.max_waiting_turns,
         extra_check=lambda _text, meta: _check_options(settings, meta),
         deliveries=DeliveryLog(db, clock=clock),
@@ -428,6 +429,22 @@ def _install_error_handlers(api: FastAPI) -> None:
         return JSONResponse(
             {"error": "internal_error", "message": message, "detail": {}}, status_code=500
         )
+
+
+OFFLINE_RUNNING_TURNS = 3
+"""Turns run at once with the offline responder (``SMARTCTX_MAX_RUNNING_TURNS`` unset). Its
+turns are CPU work on one event loop, awaiting only short database statements: more of them
+at once only interleave, so every turn takes as long as the slowest. Three keep the loop busy
+while one waits for the database; the others queue in arrival order. Measured at 8 clients on
+PostgreSQL: p99 310-337 ms with 16 running, 237-246 with 2, 238 with 3, 287 with 1 (the loop
+then idles during statements), the same throughput (``docs/benchmarks.md``)."""
+MODEL_RUNNING_TURNS = 16
+"""Turns run at once with a chat model (over HTTP, or given to :func:`create_app`): a turn
+mostly waits for the model, so many run at once."""
+
+
+def _running_turns(model: ChatModel) -> int:
+    return OFFLINE_RUNNING_TURNS if isinstance(model, GroundedResponder) else MODEL_RUNNING_TURNS
 
 
 def warm_up(service: ServiceApp) -> None:

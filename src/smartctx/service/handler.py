@@ -99,6 +99,11 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
         self._running = asyncio.Semaphore(max_running)
         self._waiting = 0
 
+    @property
+    def max_running(self) -> int:
+        """How many turns run at once (more wait)."""
+        return self._max_running
+
     @contextlib.asynccontextmanager
     async def _admitted(self) -> AsyncIterator[None]:
         """A turn's place: at most ``max_running`` run, at most ``max_waiting`` wait in arrival
