@@ -95,6 +95,8 @@ async def _profile(
     top = sorted(totals.items(), key=lambda kv: -kv[1])
     return {
         "turns": turns,
+        "warmup": warmup,
+        "store": "sqlite" if database_url is None else "postgresql",
         "errors": errors,
         "wall_ms_per_turn": round(1000 * wall / turns, 1),
         "cpu_ms_per_turn": round(1000 * cpu / turns, 1),
@@ -153,8 +155,14 @@ def compare_markdown(before: dict[str, Any], after: dict[str, Any], rows: int = 
     lines = [
         "## One served turn: top costs before and after",
         "",
-        f"Command: `smartctx bench profile --turns {after.get('turns', 20)} --warmup 6 "
-        f"--json PATH` on {label} and "
+        f"Command: `smartctx bench profile --turns {after.get('turns', 20)} "
+        f"--warmup {after.get('warmup', 6)}"
+        + (
+            " --database-url postgresql+asyncpg://.../THROWAWAY"
+            if after.get("store") == "postgresql"
+            else ""
+        )
+        + f" --json PATH` on {label} and "
         "after (`--compare BEFORE.json --docs docs/benchmarks.md`). pyinstrument "
         "samples the event-loop thread: the rows are milliseconds per turn spent *on the loop* "
         "in each function (inclusive); work moved to worker threads no longer shows there. "
