@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from smartctx.core.errors import InvalidInput
@@ -85,10 +85,14 @@ async def existing_ids(session: AsyncSession, owner: str, ids: Sequence[str]) ->
     """The subset of ``ids`` that ``owner`` already has."""
     if not ids:
         return set()
-    rows = await session.scalars(
-        select(PairRow.id).where(PairRow.owner == owner, PairRow.id.in_(list(ids)))
-    )
+    rows = await session.scalars(_EXISTING, {"owner": owner, "ids": list(ids)})
     return set(rows)
+
+
+_EXISTING = select(PairRow.id).where(
+    PairRow.owner == bindparam("owner"), PairRow.id.in_(bindparam("ids", expanding=True))
+)
+"""Which of some pair ids an owner has (built once: every served turn asks)."""
 
 
 async def store_pairs(
