@@ -163,3 +163,26 @@ def test_every_change_of_a_logged_slot_is_named_by_an_event() -> None:
             window.end_turn()
         changes = window.pending_changes()
         assert {s.id for s in changes.updated_slots} <= touched_by(changes.new_events)
+
+
+async def test_a_catch_up_that_does_not_fit_loads_the_context_whole(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from smartctx.core import InvalidInput
+
+    clock = ManualClock()
+    a, b = _replica(db, clock), _replica(db, clock)
+    await a.create("o", "c", a.options(budget=400))
+    async with a.session("o", "c") as live:
+        live.add(Slot(SlotKind.USER, "The printer jams."))
+    async with b.session("o", "c") as live:
+        live.add(Slot(SlotKind.USER, "And the VPN?"))
+
+    def broken(*_args: Any, **_kwargs: Any) -> ContextWindow:
+        raise InvalidInput("log slots must have seq 0..n-1 without gaps")
+
+    monkeypatch.setattr(a.factory, "caught_up", broken)
+    loads = a.store.loads  # type: ignore[attr-defined]
+    opened = await a.open("o", "c")
+    assert a.store.loads == loads + 1  # type: ignore[attr-defined]
+    assert [s.text for s in opened.window.active][-2:] == ["The printer jams.", "And the VPN?"]

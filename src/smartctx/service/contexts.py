@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from smartctx.core.clock import Clock, SystemClock
-from smartctx.core.errors import Conflict, NotFound
+from smartctx.core.errors import Conflict, InvalidInput, NotFound
 from smartctx.core.settings import Settings
 from smartctx.core.slots import Event, Slot, SlotKind
 from smartctx.service.windows import ContextOptions, WindowFactory, make_options
@@ -252,15 +252,18 @@ class ContextRegistry:
         keep = int(meta.get("keep_recent", self.settings.keep_recent))
         if preset != stale.preset:
             return None
-        window = self.factory.caught_up(
-            base,
-            since.changed_slots,
-            since.new_slots,
-            since.new_events,
-            since.info.budget,
-            preset,
-            keep,
-        )
+        try:
+            window = self.factory.caught_up(
+                base,
+                since.changed_slots,
+                since.new_slots,
+                since.new_events,
+                since.info.budget,
+                preset,
+                keep,
+            )
+        except InvalidInput:  # the parts do not fit together: read the context whole instead
+            return None
         return LiveContext(
             stale.owner,
             stale.context_id,
