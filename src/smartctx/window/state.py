@@ -31,21 +31,9 @@ from smartctx.window.summarizer import Summarizer
 
 
 def clone(slot: Slot, **changes: Any) -> Slot:
-    """A fast copy of a valid slot (no re-validation); ``metadata`` is copied, never shared."""
-    out: Slot = object.__new__(Slot)
-    out.kind = slot.kind
-    out.text = slot.text
-    out.priority = slot.priority
-    out.source_id = slot.source_id
-    out.provenance = slot.provenance
-    out.pinned = slot.pinned
-    out.id = slot.id
-    out.repeat_count = slot.repeat_count
-    out.state = slot.state
-    out.seq = slot.seq
-    out.tokens = slot.tokens
-    out.created_at = slot.created_at
-    out.metadata = dict(slot.metadata)
+    """A fast copy of a valid slot (no re-validation, :meth:`Slot.copy` field by field) with
+    ``changes`` set; ``metadata`` is copied, never shared."""
+    out = slot.copy()
     for name, value in changes.items():
         setattr(out, name, value)
     return out
