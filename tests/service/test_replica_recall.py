@@ -86,10 +86,13 @@ def test_a_reloaded_context_takes_over_the_recall_index() -> None:
     assert reloaded.indexing is stale.indexing
 
 
-@pytest.fixture
-def replicas(db_url: str, hashing_kb: KnowledgeBase) -> Iterator[list[ServerHandle]]:
-    """Two servers on one database."""
-    settings = Settings(database_url=db_url, budget=220)
+@pytest.fixture(params=[220])
+def replicas(
+    request: pytest.FixtureRequest, db_url: str, hashing_kb: KnowledgeBase
+) -> Iterator[list[ServerHandle]]:
+    """Two servers on one database (windows of ``request.param`` tokens: a small one fills
+    the archive in a few turns)."""
+    settings = Settings(database_url=db_url, budget=request.param)
     started = [
         serve(
             settings, host="127.0.0.1", port=0, embedder=HashingEmbedder(), kb=hashing_kb, hooks=[]
@@ -127,3 +130,23 @@ async def test_alternating_replicas_do_not_index_the_archive_again(
     assert first not in {s["text"] for s in snapshot["slots"]}  # archived: recall indexed it
     # once by each server; before, by each server again on each of its turns after the archiving
     assert indexed.count(first) == 2, indexed.count(first)
+
+
+@pytest.mark.parametrize("replicas", [4096], indirect=True)
+async def test_a_follow_up_on_the_other_replica_reads_the_exchange_before_it(
+    replicas: list[ServerHandle],
+) -> None:
+    # A holds the context from the first turn; B answers the question; A gets the follow-up and
+    # must read B's exchange (its copy caught up, its recent history carried over)
+    a, b = replicas
+    on_a, on_b = SmartctxClient(a.url, owner="ana"), SmartctxClient(b.url, owner="ana")
+    async with on_a, on_b:
+        await on_a.send("Hello, I have a travel question.", context_id="trip")
+        first = await on_b.send("What is the hotel limit in London?", context_id="trip")
+        follow_up = await on_a.send("and in Paris?", context_id="trip")
+        # the same on one server
+        await on_a.send("Hello, I have a travel question.", context_id="alone")
+        await on_a.send("What is the hotel limit in London?", context_id="alone")
+        alone = await on_a.send("and in Paris?", context_id="alone")
+    assert "USD 180" in first.text
+    assert "USD 180" in alone.text and follow_up.text == alone.text
