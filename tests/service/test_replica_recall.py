@@ -150,3 +150,26 @@ async def test_a_follow_up_on_the_other_replica_reads_the_exchange_before_it(
         alone = await on_a.send("and in Paris?", context_id="alone")
     assert "USD 180" in first.text
     assert "USD 180" in alone.text and follow_up.text == alone.text
+
+
+def test_a_reloaded_context_carries_the_recent_history_on_with_the_new_turns() -> None:
+    from smartctx.agents import Message
+    from smartctx.service.executor import HISTORY_KEPT, carry_history, history_of
+
+    old = _window()
+    for i in range(HISTORY_KEPT):
+        old.add(Slot(SlotKind.USER if i % 2 == 0 else SlotKind.AGENT, f"Message {i} here."))
+    stale = _live(old)
+    stale.history = history_of(stale)[-HISTORY_KEPT:]
+    stale.turns = HISTORY_KEPT // 2
+    other = _window(old.log, old.events)  # another replica's turn
+    other.add(Slot(SlotKind.USER, "What is the hotel limit in London?"))
+    other.add(Slot(SlotKind.TOOL_LOG, "kb.search('hotel') -> ids"))
+    other.add(Slot(SlotKind.AGENT, "Hotels: up to USD 180 per night."))
+    reloaded = _live(_window(other.log, other.events))
+    carry_history(stale, reloaded)
+    whole = history_of(reloaded)
+    assert reloaded.history == whole[-HISTORY_KEPT:]  # what a full read would keep
+    assert reloaded.turns == sum(1 for m in whole if m.role == "user")
+    assert isinstance(reloaded.history[-1], Message)
+    assert reloaded.history[-1].text == "Hotels: up to USD 180 per night."
