@@ -11,6 +11,18 @@ from smartctx.core.slots import EventKind
 from smartctx.window import ContextWindow, eviction_preset, guard_signature, normalize_text
 
 
+class _Counting(HashingEmbedder):
+    """Records every text it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts: Any) -> Any:
+        self.texts += list(texts)
+        return super().embed(texts)
+
+
 def make(budget: int = 1000, **kwargs: Any) -> ContextWindow:
     return ContextWindow(budget, counter=get_counter(), embedder=HashingEmbedder(), **kwargs)
 
@@ -80,14 +92,9 @@ def test_semantic_dedup_off_without_embedder() -> None:
 
 
 def test_tool_logs_are_deduplicated_exactly_and_never_embedded() -> None:
-    embedded: list[str] = []
-
-    class Counting(HashingEmbedder):
-        def embed(self, texts: Any) -> Any:
-            embedded.extend(texts)
-            return super().embed(texts)
-
-    window = ContextWindow(1000, counter=get_counter(), embedder=Counting(), dedup_threshold=0.1)
+    counting = _Counting()
+    embedded = counting.texts
+    window = ContextWindow(1000, counter=get_counter(), embedder=counting, dedup_threshold=0.1)
     log = "kb.search('vpn setup') -> kb:vpn.md#2"
     window.add(Slot(SlotKind.TOOL_LOG, log))
     assert window.add(Slot(SlotKind.TOOL_LOG, log.replace("setup", "setup today"))).admitted
@@ -232,16 +239,6 @@ def test_a_greeting_merges_across_languages_but_not_with_thanks() -> None:
     kept = window.add(Slot(SlotKind.USER, "谢谢"))
     assert EventKind.MERGED not in [e.kind for e in kept.events]
     assert window.add(Slot(SlotKind.USER, "Hello 3 times")).events[-1].kind is not EventKind.MERGED
-
-
-class _Counting(HashingEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    def embed(self, texts: Any) -> Any:
-        self.texts += list(texts)
-        return super().embed(texts)
 
 
 def test_a_slot_is_embedded_only_when_another_shares_its_guard_signature() -> None:

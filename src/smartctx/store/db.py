@@ -291,12 +291,10 @@ class Database:
 
     @asynccontextmanager
     async def _autocommit(self) -> AsyncIterator[AsyncSession]:
-        held = _HELD.get()
-        if held is None or not held.serves(self) or held.lock.locked():
-            async with self._reads() as session:
-                yield session
-            return
-        async with held.use() as connection, self._reads(bind=connection) as session:
+        async with (
+            self._autocommit_connection() as connection,
+            self._reads(bind=connection) as session,
+        ):
             yield session
 
     @asynccontextmanager
