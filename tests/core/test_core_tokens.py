@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,3 +73,23 @@ def test_a_cold_start_builds_the_encoding_without_any_download(
         "Hello Server!"
     )
     assert len(list(tmp_path.iterdir())) == 1  # the seeded BPE file, nothing else
+
+
+def test_a_counter_keeps_recent_counts_and_forgets_the_oldest(monkeypatch: Any) -> None:
+    monkeypatch.setattr("smartctx.core.tokens.COUNT_CACHE", 3)
+    encoded: list[str] = []
+    real = get_counter()._encoding()  # type: ignore[attr-defined]
+
+    class Spy:
+        def encode(self, text: str, **kwargs: Any) -> list[int]:
+            encoded.append(text)
+            return list(real.encode(text, **kwargs))
+
+    counter = TiktokenCounter()
+    counter._enc = Spy()
+    texts = ["one text", "two texts here", "three", "four of them"]
+    counts = [counter.count(t) for t in [*texts, *texts[1:]]]
+    assert counts == [len(real.encode(t)) for t in [*texts, *texts[1:]]]
+    assert encoded == texts  # the last three came from the cache
+    counter.count(texts[0])
+    assert encoded == [*texts, texts[0]]  # the oldest was forgotten

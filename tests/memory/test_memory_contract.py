@@ -198,7 +198,19 @@ def _reference_fit(context: dict[str, Any], max_tokens: int) -> dict[str, Any]:
 def test_fitting_drops_the_same_entries_as_counting_after_every_drop() -> None:
     rng = random.Random(7)
     words = ["VPN", "laptop", "거실", "청정", "Berlin", "expense", "ticket", "42", "é", "—"]
-    for trial in range(40):
+    words += [
+        '"quoted"',
+        "a\nb",
+        "don't",
+        "...",
+        "}{",
+        "\\",
+        "🙂",
+        "नमस्ते",
+        "USD 60.",
+        "https://a.b/c",
+    ]
+    for trial in range(120):
         snapshot = {
             "short_term": {
                 "recent_pairs": [
@@ -206,7 +218,7 @@ def test_fitting_drops_the_same_entries_as_counting_after_every_drop() -> None:
                         "user": " ".join(rng.choices(words, k=rng.randint(1, 30))),
                         "assistant": " ".join(rng.choices(words, k=rng.randint(1, 30))),
                     }
-                    for _ in range(rng.randint(0, 12))
+                    for _ in range(rng.randint(0, 20))
                 ],
                 "session_summary": " ".join(rng.choices(words, k=rng.randint(0, 40))),
             },
@@ -226,9 +238,34 @@ def test_fitting_drops_the_same_entries_as_counting_after_every_drop() -> None:
         }
         budget = rng.randint(40, 900)
         fitted = normalize_memory_context(
-            {"memory_snapshot": snapshot}, max_pairs=12, max_tokens=budget
+            {"memory_snapshot": snapshot}, max_pairs=20, max_tokens=budget
         )
         unfitted = normalize_memory_context(
-            {"memory_snapshot": snapshot}, max_pairs=12, max_tokens=10**9
+            {"memory_snapshot": snapshot}, max_pairs=20, max_tokens=10**9
         )
         assert fitted == _reference_fit(unfitted, budget), trial
+
+
+class _Recording:
+    """A counter that records what it counts."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def count(self, text: str) -> int:
+        self.texts.append(text)
+        return get_counter().count(text)
+
+
+def test_the_whole_context_is_counted_only_near_its_limit() -> None:
+    pairs = [{"user": f"question {i} about the VPN", "assistant": f"answer {i}"} for i in range(20)]
+    snapshot = {"short_term": {"recent_pairs": pairs}}
+    for budget, most in ((10**6, 0), (300, 2), (60, 2)):  # fits by far; drops some; drops all
+        counter = _Recording()
+        normalize_memory_context(
+            {"memory_snapshot": snapshot}, max_pairs=20, max_tokens=budget, counter=counter
+        )
+        whole = [t for t in counter.texts if '"recent_pairs": [{' in t]
+        assert len(whole) <= most, budget

@@ -134,11 +134,12 @@ def normalize_memory_context(
 def _fit(context: dict[str, Any], max_tokens: int, counter: TokenCounter | None) -> dict[str, Any]:
     """Drop the least useful entries until the context fits ``max_tokens``.
 
-    The whole context is counted once and each dropped entry's tokens are subtracted from that
-    estimate; near the limit the context is counted again. Counted alone, an entry's tokens
-    differ from its share of the whole by the JSON punctuation around it (a token or two), so
-    the exact count is taken once the estimate is within that error: the same entries go as
-    when the whole is counted after every drop, at a few counts instead of one per entry.
+    The same entries go as when the whole context is counted after every drop, at a few counts
+    of it instead of one per entry: the context's size is estimated from its entries counted
+    alone (repeated turn after turn, so the counter's cache holds them) and its skeleton. Counted
+    alone, an entry's tokens differ from its share of the whole by the JSON punctuation around
+    it, a token or two, so the estimate is within ``error`` of the exact count; the whole is
+    counted exactly only when the estimate cannot tell whether it fits.
     """
     count = (counter or get_counter()).count
     pairs = context["short_term"]["recent_pairs"]
@@ -148,9 +149,15 @@ def _fit(context: dict[str, Any], max_tokens: int, counter: TokenCounter | None)
     def size(entry: Any) -> int:
         return count(json.dumps(entry, ensure_ascii=False))
 
-    total = size(context)
-    dropped = 0
-    while total > max_tokens:
+    entries = [*pairs, *dailies, *items]
+    total = size(_skeleton(context)) + sum(size(e) for e in entries)
+    error = _SKELETON_ERROR + _ENTRY_ERROR * len(entries)
+    while True:
+        if total + error <= max_tokens:
+            return context  # fits whatever the exact count
+        if total - error <= max_tokens and error:
+            total, error = size(context), 0  # the estimate cannot tell: count it
+            continue
         if pairs:
             total -= size(pairs.pop(0))
         elif dailies:
@@ -161,14 +168,27 @@ def _fit(context: dict[str, Any], max_tokens: int, counter: TokenCounter | None)
         elif context["mid_term"]["weekly_digest"] or context["short_term"]["session_summary"]:
             context["mid_term"]["weekly_digest"] = ""
             context["short_term"]["session_summary"] = ""
-            total = size(context)
+            total, error = size(context), 0
             continue
         else:
-            break
-        dropped += 1
-        if total <= max_tokens + 2 * dropped + 8:
-            total = size(context)
-    return context
+            return context
+        error += _ENTRY_ERROR
+
+
+_SKELETON_ERROR = 8
+"""Tokens the skeleton and the entries counted apart may differ from the whole by."""
+_ENTRY_ERROR = 2
+"""Tokens one entry counted alone may differ from its share of the whole by (", " and a brace)."""
+
+
+def _skeleton(context: dict[str, Any]) -> dict[str, Any]:
+    """``context`` with its entry lists empty (a copy; the lists are not touched)."""
+    return {
+        **context,
+        "short_term": {**context["short_term"], "recent_pairs": []},
+        "mid_term": {**context["mid_term"], "daily_summaries": []},
+        "long_term": {**context["long_term"], "profile_items": []},
+    }
 
 
 def build_memory_update(
