@@ -3,7 +3,8 @@
 It answers every message with its own text, through the SDK's ``DefaultRequestHandlerV2`` and
 its ``DatabaseTaskStore`` on the same database URL smartctx uses, served by uvicorn on a
 listening socket with ``TCP_NODELAY`` on accepted connections (the same socket setup as
-``smartctx serve``). So the difference between the two is what smartctx adds to a turn.
+``smartctx serve``) and uvicorn's own runner (uvloop and httptools, as ``smartctx serve``). So
+the difference between the two is what smartctx adds to a turn.
 
 Run as a process: ``python -m smartctx.bench.serve_echo --port 8100 --database URL``.
 """
@@ -11,7 +12,6 @@ Run as a process: ``python -m smartctx.bench.serve_echo --port 8100 --database U
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
     app = echo_app(args.database, public_url(args.host, sock.getsockname()[1]))
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+        uvicorn.Server(config).run(sockets=[sock])  # the loop and parser smartctx serve uses
 
 
 if __name__ == "__main__":
