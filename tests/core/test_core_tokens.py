@@ -93,3 +93,11 @@ def test_a_counter_keeps_recent_counts_and_forgets_the_oldest(monkeypatch: Any) 
     assert encoded == texts  # the last three came from the cache
     counter.count(texts[0])
     assert encoded == [*texts, texts[0]]  # the oldest was forgotten
+
+
+def test_a_long_text_is_counted_but_not_kept() -> None:
+    counter = TiktokenCounter()
+    long_text = "word " * 4000  # past COUNT_CACHE_CHARS (the trailing space is a token)
+    assert counter.count(long_text) == counter.count(long_text) == 4001
+    assert counter.count("short") == 1
+    assert list(counter._cache._counts) == ["short"]

