@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from smartctx.core.errors import ConfigError
 from smartctx.service.client import SmartctxClient
 from smartctx.service.ops import JsonFormatter, configure_logging, make_tracer
+from smartctx.service.ops.metrics import ServiceMetrics
 from smartctx.service.server import ServerHandle
 
 StartServer = Callable[..., ServerHandle]
@@ -159,3 +160,13 @@ def test_a_browser_at_the_root_url_goes_to_the_dashboard(server: ServerHandle) -
         timeout=10,
     )
     assert rpc.status_code == 200 and rpc.json()["error"]["code"] != -32601
+
+
+def test_metrics_show_the_embedder_cache_hits_and_misses() -> None:
+    counts = [3, 1]
+    metrics = ServiceMetrics(embeddings=lambda: (counts[0], counts[1]))
+    counts[:] = [10, 4]  # read at scrape time
+    text = metrics.exposition().decode()
+    assert 'smartctx_embedding_texts{result="hit"} 10.0' in text
+    assert 'smartctx_embedding_texts{result="miss"} 4.0' in text
+    assert "smartctx_embedding_texts" not in ServiceMetrics().exposition().decode()

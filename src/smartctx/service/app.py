@@ -296,7 +296,10 @@ def create_app(
         scoped = ScopedKnowledge(kb, db=db)  # organisation-wide base + each owner's documents
         k = settings.kb_top_k
         providers = [ScopedKnowledgeProvider(scoped, k=k)] if k else []
-    metrics = ServiceMetrics(live_contexts=lambda: registry.live_count)
+    metrics = ServiceMetrics(
+        live_contexts=lambda: registry.live_count,
+        embeddings=None if similarity is None else lambda: (similarity.hits, similarity.misses),
+    )
     executor = ObservedExecutor(
         registry,
         settings,

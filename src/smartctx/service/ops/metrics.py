@@ -14,6 +14,8 @@ share counters). Metrics:
 - ``smartctx_errors_total{kind}``: failed turns by error code (``budget_exceeded``,
   ``upstream_error``, ``internal_error``...);
 - ``smartctx_live_contexts``: gauge of the context windows held in memory now;
+- ``smartctx_embedding_texts{result}``: texts the similarity embedder was asked for since start,
+  ``hit`` (its cache held them) or ``miss`` (the model embedded them: a few milliseconds each);
 - ``smartctx_http_request_duration_seconds{method,route,status}``: histogram of HTTP request
   latency by route template (``/memory/contexts/{context_id}/snapshot``), measured by
   :class:`MetricsMiddleware` until the response has started;
@@ -56,7 +58,11 @@ _TOKEN_BUCKETS = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 13107
 class ServiceMetrics:
     """The metrics of one app (see the module docstring). The constructor does no I/O."""
 
-    def __init__(self, live_contexts: Callable[[], int] | None = None) -> None:
+    def __init__(
+        self,
+        live_contexts: Callable[[], int] | None = None,
+        embeddings: Callable[[], tuple[int, int]] | None = None,
+    ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.turns = Counter("smartctx_turns", "Turns run", ["outcome"], registry=r)
@@ -84,6 +90,16 @@ class ServiceMetrics:
         )
         if live_contexts is not None:
             self.live.set_function(lambda: float(live_contexts()))
+        if embeddings is not None:
+            texts = Gauge(
+                "smartctx_embedding_texts",
+                "Texts the similarity embedder was asked for since start, by whether its cache "
+                "held them (hit) or the model embedded them (miss)",
+                ["result"],
+                registry=r,
+            )
+            texts.labels("hit").set_function(lambda: float(embeddings()[0]))
+            texts.labels("miss").set_function(lambda: float(embeddings()[1]))
         GCCollector(registry=r)
         frozen = Gauge("smartctx_gc_frozen_objects", "Objects frozen after start-up", registry=r)
         frozen.set_function(lambda: float(gc.get_freeze_count()))
