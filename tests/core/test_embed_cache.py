@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import pytest
 
 from smartctx.core import HashingEmbedder
 from smartctx.core.embed_cache import CachedEmbedder
@@ -161,3 +162,17 @@ def test_a_failed_model_call_leaves_no_text_pending() -> None:
     cached.inner = HashingEmbedder()
     (vectors,) = _finishes(lambda: cached.embed(["a", "b"]))  # not waiting on the failed call
     assert np.array_equal(vectors, HashingEmbedder().embed(["a", "b"]))  # type: ignore[arg-type]
+
+
+def test_a_seeded_vector_is_served_and_peeked_without_embedding() -> None:
+    inner = HashingEmbedder()
+    cache = CachedEmbedder(inner)
+    vector = inner.embed(["from another replica"])[0]
+    assert cache.peek("from another replica") is None
+    cache.seed(["from another replica"], [vector])
+    got = cache.peek("from another replica")
+    assert got is not None and (got == vector).all()
+    assert (cache.embed(["from another replica"])[0] == vector).all()
+    assert cache.misses == 0 and cache.hits == 1
+    with pytest.raises(ValueError, match="dim"):
+        cache.seed(["short"], [np.zeros(3, dtype=np.float32)])

@@ -173,3 +173,39 @@ def test_a_reloaded_context_carries_the_recent_history_on_with_the_new_turns() -
     assert reloaded.turns == sum(1 for m in whole if m.role == "user")
     assert isinstance(reloaded.history[-1], Message)
     assert reloaded.history[-1].text == "Hotels: up to USD 180 per night."
+
+
+async def test_a_message_one_replica_embedded_is_not_embedded_again_by_the_other(
+    db_url: str, hashing_kb: KnowledgeBase
+) -> None:
+    # each server with its own embedding cache over its own model; turns alternate, so each
+    # indexes for recall the messages the other one served (its vectors travel with the slots)
+    settings = Settings(database_url=db_url, budget=220)
+    models = [_Recording(), _Recording()]
+    started = [
+        serve(
+            settings,
+            host="127.0.0.1",
+            port=0,
+            embedder=CachedEmbedder(model),
+            kb=hashing_kb,
+            hooks=[],
+        )
+        for model in models
+    ]
+    try:
+        a, b = started
+        on_a, on_b = SmartctxClient(a.url, owner="ana"), SmartctxClient(b.url, owner="ana")
+        sent = [f"Turn {t}: the printer on floor {t} jams again, ticket {t}7." for t in range(8)]
+        async with on_a, on_b:
+            for turn, text in enumerate(sent):
+                answer = await (on_b if turn % 2 else on_a).send(text, context_id="alternating")
+                assert answer.state == "completed", answer.text
+    finally:
+        for handle in started:
+            handle.stop()
+    by_a, by_b = set(models[0].texts), set(models[1].texts)
+    assert {t for t in sent[:-2] if t in by_a or t in by_b} == set(sent[:-2])  # recall indexed
+    # none by both, from the second turn on (the first turn's save comes before anything
+    # embedded its message: no vector is stored then, and none is computed for the store)
+    assert not {t for t in sent[1:] if t in by_a and t in by_b}

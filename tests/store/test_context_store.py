@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from smartctx.core import (
@@ -21,8 +22,14 @@ from smartctx.core import (
     get_counter,
 )
 from smartctx.store import Database
-from smartctx.store.context_log import ContextStore
-from smartctx.window import ContextWindow, DropBelow, EvictLowestPriority, Summarize
+from smartctx.store.context_log import ContextStore, CopyMark
+from smartctx.window import (
+    ContextWindow,
+    DropBelow,
+    EvictLowestPriority,
+    Summarize,
+    touched_by,
+)
 
 BACKENDS = ["sqlite"] + (["postgresql"] if os.environ.get("SMARTCTX_TEST_POSTGRES_URL") else [])
 
@@ -216,3 +223,55 @@ async def test_an_incremental_save_keeps_every_value_as_written(
     )
     restored = ContextWindow.restore(stored.log_slots, stored.events, stored.budget, **options())
     assert picture(restored) == picture(window)
+
+
+class Vectors:
+    """A ``SlotVectors`` whose vectors are made up from the text (user messages only)."""
+
+    def __init__(self, name: str = "fake/4") -> None:
+        self.name = name
+        self.learned: dict[str, bytes] = {}
+
+    @staticmethod
+    def of(text: str) -> bytes:
+        return np.array([len(text), text.count("e"), 0.5, -1.0], dtype=np.float32).tobytes()
+
+    def vector_of(self, slot: Slot) -> bytes | None:
+        return self.of(slot.text) if slot.kind is SlotKind.USER else None
+
+    def learn(self, texts: Sequence[str], vectors: Sequence[bytes]) -> None:
+        self.learned.update(zip(texts, vectors, strict=True))
+
+
+async def test_recall_vectors_travel_with_user_slots_to_the_next_reader(
+    backend: Backend, owner: str
+) -> None:
+    writer = ContextStore(backend.db, vectors=Vectors())
+    window = ContextWindow(2000, **options())
+    window.add(Slot(SlotKind.USER, "first question here"))
+    window.add(Slot(SlotKind.AGENT, "an answer"))
+    await writer.save(owner, "c", window, expected_version=0)  # a new context: its own path
+    reader = ContextStore(backend.db, vectors=Vectors())
+    stored = await reader.load(owner, "c")
+    assert stored is not None
+    assert reader.vectors.learned == {"first question here": Vectors.of("first question here")}
+    copy = ContextWindow.restore(stored.log_slots, stored.events, stored.budget, **options())
+    mark = CopyMark(
+        len(copy.log),
+        len(copy.events),
+        copy.log[-1].id,
+        (copy.events[-1].kind, copy.events[-1].slot_id, copy.events[-1].seq),
+    )
+    window.add(Slot(SlotKind.USER, "second question, \\ and é"))  # an existing context's save
+    await writer.save(owner, "c", window, expected_version=1)
+    later = ContextStore(backend.db, vectors=Vectors())
+    since = await later.load_since(owner, "c", mark, touched_by)
+    assert since is not None and [s.text for s in since.new_slots] == ["second question, \\ and é"]
+    assert later.vectors.learned == {
+        "second question, \\ and é": Vectors.of("second question, \\ and é")
+    }
+    other = ContextStore(backend.db, vectors=Vectors("another/4"))  # another embedder's store
+    await other.load(owner, "c")
+    assert other.vectors.learned == {}
+    plain = await ContextStore(backend.db).load(owner, "c")  # a store that keeps none
+    assert plain is not None and len(plain.log_slots) == len(window.log)

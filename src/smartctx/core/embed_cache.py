@@ -80,6 +80,29 @@ class CachedEmbedder:
             while len(self._known) > self.known_size:
                 self._known.popitem(last=False)
 
+    def peek(self, text: str) -> Vector | None:
+        """The passage vector of ``text`` if this cache holds it (vouched or embedded), without
+        embedding anything."""
+        with self._lock:
+            found = self._known.get(text)
+            return self._cache[False].get(text) if found is None else found
+
+    def seed(self, texts: Sequence[str], vectors: Sequence[Vector]) -> None:
+        """Keep ``vectors[i]`` as the passage vector of ``texts[i]``, as if this cache had
+        embedded it (another process of the same embedder did: a replica's stored slot)."""
+        if len(vectors) != len(texts):
+            raise ValueError(f"seed needs one vector per text: {len(texts)}, {len(vectors)}")
+        cache = self._cache[False]
+        with self._lock:
+            for text, vector in zip(texts, vectors, strict=True):
+                row = np.asarray(vector, dtype=np.float32).reshape(-1)
+                if row.shape[0] != self.dim:
+                    raise ValueError(f"a vector of dim {row.shape[0]}, the embedder has {self.dim}")
+                cache[text] = row
+                cache.move_to_end(text)
+            while len(cache) > self.size:
+                cache.popitem(last=False)
+
     def known(self, text: str) -> Vector | None:
         """The vouched passage vector of ``text``, if any (see :meth:`remember`)."""
         with self._lock:

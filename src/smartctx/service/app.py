@@ -109,6 +109,7 @@ from smartctx.service.personal_api import build_personal_memory, personal_router
 from smartctx.service.personal_hook import create_hook
 from smartctx.service.precompute import TurnPrecompute
 from smartctx.service.recall_index import RecallIndexer, adopt_index, service_recaller
+from smartctx.service.slot_vectors import EmbedderVectors
 from smartctx.service.task_cluster import (
     TASK_TABLE,
     ClusterTaskStore,
@@ -261,7 +262,13 @@ def create_app(
         embedder=embedder if embedder is not None else similarity,
         recaller=recaller,
     )
-    registry = ContextRegistry(ContextStore(db, clock=clock), factory, settings, clock=clock)
+    # A user message's recall vector is stored with its slot, so another replica indexing the
+    # message takes it instead of embedding the text again.
+    vectors = (
+        EmbedderVectors(recall_embedder) if isinstance(recall_embedder, CachedEmbedder) else None
+    )
+    store = ContextStore(db, clock=clock, vectors=vectors)
+    registry = ContextRegistry(store, factory, settings, clock=clock)
     registry.continued += [adopt_index, carry_history]
     memory_gate = _relevance_gate(settings, similarity)
     personal, personal_hooks, personal_routes = (

@@ -46,6 +46,19 @@ from smartctx.store.context_schema import (
 from smartctx.store.db import Database
 
 
+class SlotVectors(Protocol):
+    """Recall vectors kept with slots (see migration ``0009_i10vectors``): ``vector_of`` gives
+    a new slot's vector to store (float32 bytes, or None to store none), ``learn`` takes those
+    that loaded slots carry, made by the embedder ``name``. Called from the event loop: both
+    must be cheap (dictionary work, no embedding)."""
+
+    name: str
+
+    def vector_of(self, slot: Slot) -> bytes | None: ...
+
+    def learn(self, texts: Sequence[str], vectors: Sequence[bytes]) -> None: ...
+
+
 class ChangeSet(Protocol):
     """What a window reports as unsaved (``smartctx.window.Changes`` satisfies it)."""
 
@@ -177,6 +190,15 @@ def _json_rows(rows: Iterable[dict[str, Any]]) -> str:
     return json.dumps(list(rows), ensure_ascii=False)
 
 
+def _hex_vectors(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with their ``vector`` bytes in PostgreSQL's hex text form (``\\x0a1b...``), the
+    form ``json_populate_recordset`` reads into a ``bytea`` column."""
+    for row in rows:
+        if row.get("vector") is not None:
+            row["vector"] = "\\x" + row["vector"].hex()
+    return rows
+
+
 def _columns(table: sa.Table) -> str:
     return ", ".join(table.c.keys())
 
@@ -231,9 +253,34 @@ def _info_from(row: Any) -> ContextInfo:
 class ContextStore:
     """Persisted context windows of every owner in one database. Safe to share across tasks."""
 
-    def __init__(self, db: Database, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self, db: Database, *, clock: Clock | None = None, vectors: SlotVectors | None = None
+    ) -> None:
         self.db = db
         self.clock: Clock = clock or SystemClock()
+        self.vectors = vectors
+        """Recall vectors stored with new slots and handed on from loaded ones (none if None)."""
+
+    def _rows(self, owner: str, context_id: str, new: Sequence[Slot]) -> list[dict[str, Any]]:
+        """The ``slots`` rows of ``new``, with their recall vectors when :attr:`vectors` has
+        them."""
+        rows = [slot_row(owner, context_id, x) for x in new]
+        if self.vectors is not None:
+            name = self.vectors.name
+            for row, slot in zip(rows, new, strict=True):
+                vector = self.vectors.vector_of(slot)
+                if vector is not None:
+                    row["vector"], row["vector_model"] = vector, name
+        return rows
+
+    def _learn(self, rows: Iterable[Any]) -> None:
+        """Hand the vectors of loaded rows made by :attr:`vectors`' embedder to it."""
+        if self.vectors is None:
+            return
+        name = self.vectors.name
+        found = [(r.text, bytes(r.vector)) for r in rows if r.vector_model == name and r.vector]
+        if found:
+            self.vectors.learn([t for t, _ in found], [v for _, v in found])
 
     async def load(self, owner: str, context_id: str) -> StoredContext | None:
         """The context's row, log and events, or None if this owner has no such context."""
@@ -249,8 +296,10 @@ class ContextStore:
                 .where(in_context(slot_events, owner, context_id))
                 .order_by(slot_events.c.seq)
             )
-            log = [slot_from_row(r) for r in slot_rows]
+            slot_list = list(slot_rows)
+            log = [slot_from_row(r) for r in slot_list]
             events = [event_from_row(r) for r in event_rows]
+        self._learn(slot_list)
         return StoredContext(info=_info_from(row), log_slots=log, events=events)
 
     async def load_since(
@@ -281,7 +330,9 @@ class ContextStore:
                 return None
             new_events = events[1:] if count else events
             ids = sorted(set(touched(new_events)))
-            slot_rows = await s.execute(_SLOTS_FROM, {**key, "seq": max(size - 1, 0), "ids": ids})
+            slot_rows = list(
+                await s.execute(_SLOTS_FROM, {**key, "seq": max(size - 1, 0), "ids": ids})
+            )
             found = [slot_from_row(r) for r in slot_rows]
         wanted = set(ids)
         last = [x for x in found if x.seq == size - 1]
@@ -290,6 +341,7 @@ class ContextStore:
         new_slots = [x for x in found if x.seq >= size]
         if (info.log_size, info.event_count) != (size + len(new_slots), count + len(new_events)):
             return None
+        self._learn(r for r in slot_rows if r.seq >= size)
         return StoredSince(
             info=info,
             changed_slots=[x for x in found if x.seq < size and x.id in wanted],
@@ -363,7 +415,7 @@ class ContextStore:
             "new_version": expected + 1,
             **_sizes(changes, self.clock.now()),
             "metadata": None if metadata is None else json.dumps(dict(metadata)),
-            "new_slots": _json_rows(slot_row(owner, context_id, x) for x in changes.new_slots),
+            "new_slots": _json_rows(_hex_vectors(self._rows(owner, context_id, changes.new_slots))),
             "updated_slots": _json_rows(
                 {
                     "slot_id": x.id,
@@ -415,9 +467,7 @@ class ContextStore:
         self, s: AsyncSession, owner: str, context_id: str, changes: ChangeSet
     ) -> None:
         if changes.new_slots:
-            await s.execute(
-                sa.insert(slots), [slot_row(owner, context_id, x) for x in changes.new_slots]
-            )
+            await s.execute(sa.insert(slots), self._rows(owner, context_id, changes.new_slots))
         if changes.updated_slots:
             stmt = (
                 sa.update(slots)

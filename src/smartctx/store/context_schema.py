@@ -50,6 +50,11 @@ slots = sa.Table(
     sa.Column("text", sa.Text(), nullable=False),
     sa.Column("created_at", sa.String(64), nullable=True),
     sa.Column("metadata", sa.JSON(), nullable=False),
+    # The recall vector of the slot's text (float32 bytes) and the embedder that made it
+    # (migration 0009): a replica indexing a slot another replica logged reads it instead of
+    # embedding the text again.
+    sa.Column("vector", sa.LargeBinary(), nullable=True),
+    sa.Column("vector_model", sa.String(64), nullable=True),
     sa.UniqueConstraint("owner", "context_id", "seq", name="uq_slots_owner_context_seq"),
     sa.Index("ix_slots_owner_slot_id", "owner", "slot_id"),
 )
@@ -92,6 +97,8 @@ def slot_row(owner: str, context_id: str, slot: Slot) -> dict[str, Any]:
         "text": slot.text,
         "created_at": slot.created_at,
         "metadata": dict(slot.metadata),
+        "vector": None,
+        "vector_model": None,
     }
 
 
