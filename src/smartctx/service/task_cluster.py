@@ -69,6 +69,7 @@ from smartctx.memory.forget import ForgottenItem
 from smartctx.service.delivery import INTERRUPTED_TEXT, UNFINISHED
 from smartctx.service.fresh_tasks import FreshTaskIds
 from smartctx.service.owner import OwnerUser
+from smartctx.service.task_rows import task_row
 from smartctx.store.db import Database
 
 TASK_TABLE = "a2a_tasks"
@@ -146,9 +147,9 @@ class ClusterTaskStore(VersionedDatabaseTaskStore):
             )
         first = prev_version.is_missing
         new_version = 1 if first else _version_number(prev_version) + 1
-        row = self._db._to_orm(task, owner)
+        row = task_row(task, owner)
         statement, columns = self._save_statement(first=first, with_event=event is not None)
-        values: dict[str, Any] = {f"t_{name}": getattr(row, key) for name, key in columns}
+        values: dict[str, Any] = {f"t_{name}": row[key] for name, key in columns}
         values |= {"v_task": task.id, "v_owner": owner, "v_new": new_version}
         if not first:
             values["v_prev"] = _version_number(prev_version)
@@ -311,9 +312,9 @@ class ReadingTaskStore(DatabaseTaskStore):
         # The SDK merges (a SELECT, then an INSERT or UPDATE, through the ORM); one upsert of
         # the same row does it in one statement. Three saves a turn.
         await self._ensure_initialized()
-        row = self._to_orm(task, self.owner_resolver(context))
+        row = task_row(task, self.owner_resolver(context))
         statement, columns = self._upsert()
-        values = {name: getattr(row, key) for name, key in columns}
+        values = {name: row[key] for name, key in columns}
         async with self._db.atomic_core() as connection:  # one statement, no BEGIN and COMMIT
             await connection.execute(statement, values)
 
