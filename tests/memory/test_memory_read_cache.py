@@ -12,7 +12,7 @@ from smartctx.core.clock import ManualClock
 from smartctx.core.settings import Settings
 from smartctx.memory import PersonalMemory
 from smartctx.memory.pairs import PairIn
-from smartctx.memory.read_cache import StampedReads
+from smartctx.memory.read_cache import StampedReads, turn_reads
 from smartctx.store import Database
 
 
@@ -83,3 +83,34 @@ def test_the_kept_reads_are_bounded_and_a_profile_change_drops_them() -> None:
     assert reads.get("c", (None, 5), (1, "other epoch")) is None
     reads.added_pair("c", 1, 2, {"id": "p", "session_id": "s"}, profile_changed=True)
     assert reads.get("c", (None, 5), (2, "e")) is None
+
+
+async def _count(db: Database, work: Any) -> tuple[int, Any]:
+    sent: list[str] = []
+
+    def count(*args: Any) -> None:
+        sent.append(args[2])
+
+    sa.event.listen(db.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        got = await work
+    finally:
+        sa.event.remove(db.engine.sync_engine, "before_cursor_execute", count)
+    return len(sent), got
+
+
+async def test_a_turn_reads_the_stamp_once_and_its_profile_is_its_snapshots(
+    db: Database, memory: PersonalMemory, clock: ManualClock
+) -> None:
+    other = _replica(db, clock)
+    await memory.add_pair("ann", PairIn("my desk is 4B", "noted", id="p1", session_id="s1"))
+    with turn_reads():
+        await memory.everything("ann")
+        await other.accept("ann", key="desk", value="4B")  # another replica, mid-turn
+        reads, profile = await _count(db, memory.confirmed_profile("ann"))
+        assert reads == 0 and profile == []  # the turn's snapshot: no profile item yet
+    reads, profile = await _count(db, memory.confirmed_profile("ann"))
+    assert reads >= 1 and [item["value"] for item in profile] == ["4B"]
+    with turn_reads():  # a block whose everything() did not run reads the stamp
+        reads, profile = await _count(db, memory.confirmed_profile("ann"))
+        assert reads >= 1 and [item["value"] for item in profile] == ["4B"]

@@ -26,7 +26,7 @@ from smartctx.memory import sync as sync_mod
 from smartctx.memory.compaction import CompactionReport, Compactor
 from smartctx.memory.forget import Forgetter, ItemForgetter
 from smartctx.memory.pairs import PairIn
-from smartctx.memory.read_cache import StampedReads
+from smartctx.memory.read_cache import StampedReads, note_turn_stamp, turn_stamp
 from smartctx.memory.repository import (
     audit_view,
     bump,
@@ -176,10 +176,14 @@ class PersonalMemory:
     async def confirmed_profile(self, owner: str) -> list[dict[str, Any]]:
         """``profile(owner, status="confirmed")``, taken from what :meth:`everything` kept for
         the owner's current state when it kept something (a served turn's memory snapshot was
-        read just before): then one read of the stamp. The list is shared: do not change it."""
+        read just before): then one read of the stamp, or none inside a turn block whose
+        :meth:`everything` read it (:func:`smartctx.memory.read_cache.turn_reads`). The list is
+        shared: do not change it."""
         check_owner(owner)
-        async with self.db.read_core() as c:
-            stamp = await current_stamp(c, owner)
+        stamp = turn_stamp(owner)  # read by everything() earlier in this turn (read_cache)
+        if stamp is None:
+            async with self.db.read_core() as c:
+                stamp = await current_stamp(c, owner)
         kept = self.reads.any_at(owner, stamp)
         if kept is not None:
             return list(kept["profile"])
@@ -199,6 +203,7 @@ class PersonalMemory:
         key = (session_id, pair_limit)
         async with self.db.read_core() as c:
             stamp = await current_stamp(c, owner)
+        note_turn_stamp(owner, stamp)
         stored = self.reads.get(owner, key, stamp)
         if stored is None:
             async with self.db.read() as s:

@@ -11,11 +11,20 @@ advances the entries it can update in place (a new pair) and drops the rest.
 Only reads made between two equal stamps are kept (:meth:`PersonalMemory.everything` reads the
 stamp before and after), so a write landing in the middle never leaves a mixed state behind.
 Kept values are shared: callers must not change them.
+
+One stamp a turn (:func:`turn_reads`): inside the block a served turn runs in, the stamp
+:meth:`PersonalMemory.everything` read for an owner is the one
+:meth:`PersonalMemory.confirmed_profile` uses (the profile provider asks for it a few
+milliseconds later), so a turn reads the stamp once instead of twice, and its profile is the one
+its memory snapshot holds. Outside such a block every read checks the stamp.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 Stamp = tuple[int, "str | None"]
@@ -23,6 +32,33 @@ Key = tuple["str | None", int]
 """What :meth:`PersonalMemory.everything` was asked: (session filter, pair limit)."""
 MAX_OWNERS = 512
 """Owners whose reads a process keeps (least recently used first out)."""
+
+
+_TURN_STAMPS: ContextVar[dict[str, Stamp] | None] = ContextVar("smartctx_turn_stamps", default=None)
+
+
+@contextmanager
+def turn_reads() -> Iterator[None]:
+    """The block of one served turn: owners' stamps read inside are reused inside (see the module
+    docstring). Tasks started inside share the block's stamps; nested blocks start afresh."""
+    token = _TURN_STAMPS.set({})
+    try:
+        yield
+    finally:
+        _TURN_STAMPS.reset(token)
+
+
+def note_turn_stamp(owner: str, stamp: Stamp) -> None:
+    """Record the stamp read for ``owner`` in the current turn block (none: nothing kept)."""
+    stamps = _TURN_STAMPS.get()
+    if stamps is not None:
+        stamps[owner] = stamp
+
+
+def turn_stamp(owner: str) -> Stamp | None:
+    """The stamp read for ``owner`` earlier in the current turn block, or None."""
+    stamps = _TURN_STAMPS.get()
+    return stamps.get(owner) if stamps is not None else None
 
 
 class StampedReads:

@@ -61,6 +61,7 @@ from smartctx.core.errors import SmartCtxError
 from smartctx.core.settings import Settings
 from smartctx.core.slots import Event, EventKind, Slot, SlotKind
 from smartctx.memory.privacy import private_findings, redact_echoes
+from smartctx.memory.read_cache import turn_reads
 from smartctx.service.artifact_stream import ArtifactStream
 from smartctx.service.contexts import (
     ContextRegistry,
@@ -338,6 +339,18 @@ class SmartctxExecutor(AgentExecutor):
         """One turn; returns the reply and the artifact metadata. Usable without A2A (tests).
 
         ``on_token`` receives the reply's chunks as the model produces them."""
+        with turn_reads():  # one memory stamp read a turn (smartctx.memory.read_cache)
+            return await self._turn(owner, context_id, text, metadata, on_token=on_token)
+
+    async def _turn(
+        self,
+        owner: str,
+        context_id: str,
+        text: str,
+        metadata: dict[str, Any],
+        *,
+        on_token: TokenSink | None,
+    ) -> tuple[str, dict[str, Any]]:
         options = options_from_metadata(self.settings, metadata)
         create = options or self.registry.options()
         turn = TurnContext(owner, context_id, text, dict(metadata))
