@@ -125,8 +125,8 @@ def markdown(result: dict[str, Any], command: str, image: str | None = None) -> 
         "",
         "Each cell: requests/s / p50 ms / p99 ms / errors / server CPU ms per request / RSS MB "
         f"({result['options']['requests']} timed requests per level after one warm-up turn per "
-        "client; each client continues its own context; 2-process legs: the clients alternate "
-        "between two servers on one database).",
+        "client; each client continues its own context; 2-process legs: the clients are split "
+        "between two servers on one database, client i on server i mod 2).",
         "",
         "| store | procs | N | echo | smartctx | smartctx --no-memory | smartctx/echo | "
         "no-memory/echo |",
