@@ -3,12 +3,13 @@
 The SDK builds an ORM instance per save and converts the task's status, artifacts and history
 with protobuf's ``MessageToDict``, whose pure-Python printer walks every ``Struct`` field
 through descriptors. A served reply's artifact carries about 4 KB of metadata (the turn's
-events and window snapshot), so that conversion and the ORM instance were about 0.6 ms of the
-event loop per save. :func:`task_row` gives the same values (the same dicts, key for key and
-type for type) without the ORM instance, converting ``Struct`` metadata with a direct walk of
-its values (:func:`struct_dict`); every other field still goes through ``MessageToDict``, so
-the JSON stays the SDK's. Hot path: one ``CopyFrom`` and ``MessageToDict`` of each message
-without its metadata, and a walk of the metadata.
+events and window snapshot), so that conversion and the ORM instance cost about 0.2 ms of the
+event loop per save (198 against 111 us with :func:`task_row`, timed on such a reply).
+:func:`task_row` gives the same values (the same dicts, key for key and type for type) without
+the ORM instance, converting ``Struct`` metadata with a direct walk of its values
+(:func:`struct_dict`); every other field still goes through ``MessageToDict``, so the JSON stays
+the SDK's. Hot path: one ``CopyFrom`` and ``MessageToDict`` of each message without its
+metadata, and a walk of the metadata.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def task_row(task: Task, owner: str) -> dict[str, Any]:
         "last_updated": (
             task.status.timestamp.ToDatetime() if task.status.HasField("timestamp") else None
         ),
-        "status": _message_dict_status(task),
+        "status": _status_dict(task),
         "artifacts": [_message_dict(a) for a in task.artifacts],
         "history": [_message_dict(m) for m in task.history],
         "task_metadata": struct_dict(task.metadata) if task.metadata.fields else None,
@@ -86,16 +87,17 @@ def task_row(task: Task, owner: str) -> dict[str, Any]:
     }
 
 
-def _message_dict_status(task: Task) -> dict[str, Any]:
+def _status_dict(task: Task) -> dict[str, Any]:
+    """``MessageToDict(task.status)``, its message converted by :func:`_message_dict`."""
     status = task.status
-    if not status.HasField("message") or not status.message.metadata.fields:
+    if not status.HasField("message"):
         plain: dict[str, Any] = MessageToDict(status)
         return plain
     bare = type(status)()
     bare.CopyFrom(status)
-    bare.message.ClearField("metadata")
+    bare.ClearField("message")
     out: dict[str, Any] = MessageToDict(bare)
-    out["message"]["metadata"] = struct_dict(status.message.metadata)
+    out["message"] = _message_dict(status.message)
     return out
 
 
