@@ -41,7 +41,8 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
-from smartctx.store import Base, Database
+from smartctx.store import Base, Database, turn_probes
+from smartctx.store.turn_probes import OWNER_PARAM, Probe
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +203,19 @@ _STATE = select(func.count(), func.coalesce(func.max(AgentMemoryRow.seq), 0)).wh
     AgentMemoryRow.owner == bindparam("owner")
 )
 """The owner's item count and last seq (built once: every turn reads it)."""
+STATE_PROBE = Probe(
+    "agent_memory_state",
+    (
+        select(func.count())
+        .where(AgentMemoryRow.owner == bindparam(OWNER_PARAM))
+        .scalar_subquery(),
+        select(func.coalesce(func.max(AgentMemoryRow.seq), 0))
+        .where(AgentMemoryRow.owner == bindparam(OWNER_PARAM))
+        .scalar_subquery(),
+    ),
+    lambda values: (int(values[0] or 0), int(values[1] or 0)),
+)
+""":meth:`SqlMemoryStore.state` as a turn probe (:mod:`smartctx.store.turn_probes`)."""
 
 
 class SqlMemoryStore:
@@ -304,6 +318,10 @@ class SqlMemoryStore:
             return int(total or 0)
 
     async def state(self, owner: str) -> tuple[int, int]:
+        found = turn_probes.take(self.db, STATE_PROBE.kind, owner)  # read with the turn's start
+        if found is not turn_probes.MISSING:
+            count, top = found
+            return count, top
         async with self.db.read_core() as session:
             row = (await session.execute(_STATE, {"owner": owner})).one()
             return int(row[0]), int(row[1])

@@ -28,6 +28,7 @@ from smartctx.memory.forget import Forgetter, ItemForgetter
 from smartctx.memory.pairs import PairIn
 from smartctx.memory.read_cache import StampedReads, note_turn_stamp, turn_stamp
 from smartctx.memory.repository import (
+    STAMP_PROBE,
     audit_view,
     bump,
     current_stamp,
@@ -48,6 +49,7 @@ from smartctx.memory.tables import (
     WeeklyDigestRow,
 )
 from smartctx.memory.vault import SecretVault
+from smartctx.store import turn_probes
 from smartctx.store.db import Database
 
 logger = logging.getLogger(__name__)
@@ -201,8 +203,10 @@ class PersonalMemory:
         """
         check_owner(owner)
         key = (session_id, pair_limit)
-        async with self.db.read_core() as c:
-            stamp = await current_stamp(c, owner)
+        stamp = turn_probes.take(self.db, STAMP_PROBE.kind, owner)  # read with the turn's start
+        if stamp is turn_probes.MISSING:
+            async with self.db.read_core() as c:
+                stamp = await current_stamp(c, owner)
         note_turn_stamp(owner, stamp)
         stored = self.reads.get(owner, key, stamp)
         if stored is None:

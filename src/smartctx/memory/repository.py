@@ -8,6 +8,7 @@ every query filters by that owner. Nothing here commits.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -26,6 +27,7 @@ from smartctx.memory.tables import (
     TombstoneRow,
     WeeklyDigestRow,
 )
+from smartctx.store.turn_probes import Probe
 
 
 def iso(moment: datetime) -> str:
@@ -102,7 +104,24 @@ async def current_stamp(
     """``(version, epoch)`` of the owner: one state, even across a forget (which restarts the
     counter under a new epoch); ``(0, None)`` for an owner never written."""
     row = (await session.execute(_STAMP, {"owner": owner})).one_or_none()
-    return (0, None) if row is None else (int(row[0] or 0), row[1])
+    return (0, None) if row is None else _stamp(row)
+
+
+def _stamp(values: Sequence[Any]) -> tuple[int, str | None]:
+    """The stamp of a row's (or two scalar subqueries') ``(version, epoch)``: all None is no
+    row."""
+    return (int(values[0] or 0), values[1])
+
+
+STAMP_PROBE = Probe(
+    "memory_stamp",
+    (
+        select(SyncStateRow.version).where(SyncStateRow.owner == _OWNER).scalar_subquery(),
+        select(SyncStateRow.epoch).where(SyncStateRow.owner == _OWNER).scalar_subquery(),
+    ),
+    _stamp,
+)
+""":func:`current_stamp` as a turn probe (:mod:`smartctx.store.turn_probes`)."""
 
 
 async def bump(session: AsyncSession, owner: str) -> int:

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from smartctx.retrieval.chunking import content_hash
 from smartctx.retrieval.kb import DocumentInfo, KBHit, KnowledgeBase
-from smartctx.retrieval.kb_version import KBWatcher, current_of
-from smartctx.store import Database
+from smartctx.retrieval.kb_version import TOKENS_PROBE, KBWatcher, current_of, tokens_probe
+from smartctx.store import Database, turn_probes
 
 ORG_SCOPE = "#org"
 """The store owner of the organisation-wide documents."""
@@ -64,6 +64,13 @@ class ScopedKnowledge:
         self._owners: OrderedDict[str, KBWatcher] = OrderedDict()
         self._lock = asyncio.Lock()
 
+    def probe(self) -> turn_probes.Probe | None:
+        """The turn probe that answers :meth:`view`'s read of both tokens (None when the bases
+        have no shared database, and :meth:`view` reads no tokens)."""
+        if self.db is None or self.org.db is not self.db:
+            return None
+        return tokens_probe(self.org.owner)
+
     def _new_base(self, owner: str) -> KnowledgeBase:
         return KnowledgeBase(
             db=self.db,
@@ -99,7 +106,11 @@ class ScopedKnowledge:
         if self.db is None or self.org.db is not self.db or self.org.owner == owner:
             await self.org_watcher.refresh()
             return OwnerView(self.org, await self.base(owner))
-        tokens = await current_of(self.db, [self.org.owner, owner])
+        found = turn_probes.take(self.db, TOKENS_PROBE, owner)  # read with the turn's start
+        if found is turn_probes.MISSING:
+            tokens = await current_of(self.db, [self.org.owner, owner])
+        else:
+            tokens = {self.org.owner: found[0], owner: found[1]}
         await self.org_watcher.refresh(tokens[self.org.owner])
         watcher = await self._watcher(owner, tokens[owner])
         return OwnerView(self.org, watcher.kb if watcher is not None else None)

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
 from smartctx.store import Base, Database
+from smartctx.store.turn_probes import OWNER_PARAM, Probe
 
 
 class KBVersionRow(Base):
@@ -50,6 +51,25 @@ async def drop(session: AsyncSession, owner: str) -> None:
 _TOKENS = select(KBVersionRow.owner, KBVersionRow.token).where(
     KBVersionRow.owner.in_(bindparam("owners", expanding=True))
 )
+
+
+TOKENS_PROBE = "kb_tokens"
+
+
+def tokens_probe(org_owner: str) -> Probe:
+    """The tokens of ``org_owner`` and of the turn's owner as a turn probe
+    (:mod:`smartctx.store.turn_probes`): its answer is ``(org token, owner token)``, ``""``
+    for one never written."""
+
+    def token_of(param: Any) -> Any:
+        return select(KBVersionRow.token).where(KBVersionRow.owner == param).scalar_subquery()
+
+    return Probe(
+        TOKENS_PROBE,
+        (token_of(bindparam("kb_org")), token_of(bindparam(OWNER_PARAM))),
+        lambda values: tuple(str(v or "") for v in values),
+        {"kb_org": org_owner},
+    )
 
 
 async def current(db: Database, owner: str) -> str:
@@ -97,4 +117,13 @@ class KBWatcher:
             return True
 
 
-__all__ = ["KBVersionRow", "KBWatcher", "current", "current_of", "drop", "renew"]
+__all__ = [
+    "TOKENS_PROBE",
+    "KBVersionRow",
+    "KBWatcher",
+    "current",
+    "current_of",
+    "drop",
+    "renew",
+    "tokens_probe",
+]

@@ -69,6 +69,7 @@ from smartctx import __version__
 from smartctx.agents import ChatModel, ContextProvider, model_from_settings
 from smartctx.agents.grounded import GroundedResponder
 from smartctx.agents.llm_memory import LLMConsolidator
+from smartctx.agents.memory_store import STATE_PROBE
 from smartctx.agents.relevance import GatedRecaller, RelevanceGate
 from smartctx.core.clock import Clock, SystemClock
 from smartctx.core.embed_cache import CachedEmbedder
@@ -78,6 +79,7 @@ from smartctx.core.recall import Recaller
 from smartctx.core.settings import Settings
 from smartctx.core.tokens import TokenCounter, get_counter
 from smartctx.memory.personal import PersonalMemory
+from smartctx.memory.repository import STAMP_PROBE
 from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.retrieval.kb_scopes import ORG_SCOPE, ScopedKnowledge
 from smartctx.service.auth import auth_required, install_access
@@ -123,6 +125,7 @@ from smartctx.service.task_cluster import (
 from smartctx.service.windows import WindowFactory, options_from_metadata
 from smartctx.store.context_log import ContextStore
 from smartctx.store.db import Database
+from smartctx.store.turn_probes import Probe
 
 logger = logging.getLogger(__name__)
 
@@ -195,6 +198,23 @@ def _personal_parts(
 
 MEMORY_SHARE = 0.1
 """Share of a context's budget that the personal-memory hook may fill with recalled memory."""
+
+
+def _turn_probes(
+    personal: PersonalMemory | None,
+    scoped: ScopedKnowledge | None,
+    owner_memory: OwnerMemory | None,
+) -> list[Probe]:
+    """The version checks a turn makes of the owner's stores, for the context's version read
+    to answer (:mod:`smartctx.store.turn_probes`): the personal memory's stamp (its hook's
+    snapshot), the knowledge bases' tokens, the long-term memory's state."""
+    probes = [STAMP_PROBE] if personal is not None else []
+    kb = scoped.probe() if scoped is not None else None
+    if kb is not None:
+        probes.append(kb)
+    if owner_memory is not None:
+        probes.append(STATE_PROBE)
+    return probes
 
 
 def _relevance_gate(settings: Settings, cached: Embedder | None) -> RelevanceGate:
@@ -323,6 +343,7 @@ def create_app(
             else None
         ),
         indexer=RecallIndexer() if recaller is not None else None,
+        probes=_turn_probes(personal, scoped, owner_memory),
     )
     card = build_agent_card(base, hooks=turn_hooks, auth_required=auth_required(settings))
     cluster = not db.is_sqlite if cluster_tasks is None else cluster_tasks

@@ -4,7 +4,9 @@ For a message in context ``(owner, contextId)`` the executor, holding the contex
 
 1. opens the persisted window (creating it, with the ``smartctx`` metadata options or the
    server's defaults, on the first message) — the a2a-sdk gives the executor no earlier turns,
-   so they come from our store, which is why memory survives a restart;
+   so they come from our store, which is why memory survives a restart; the statement that
+   reads the context's version also reads the owner's stores' versions (``probes``,
+   :mod:`smartctx.store.turn_probes`), which the steps below would otherwise read one by one;
 2. runs every turn hook's ``before_turn`` and adds the slots they return;
 3. runs :meth:`smartctx.agents.Agent.run`: the user message enters pinned for the turn, the
    server's context providers (knowledge base: ``rag_doc`` + ``tool_log`` slots) and, for a
@@ -76,6 +78,7 @@ from smartctx.service.precompute import PrecomputingProvider, TurnPrecompute
 from smartctx.service.recall_index import RecallIndexer, RecallSettled
 from smartctx.service.windows import options_from_metadata
 from smartctx.service.wire import METADATA_KEY, camel_keys
+from smartctx.store.turn_probes import Probe, probing
 from smartctx.window import ContextWindow
 
 logger = logging.getLogger(__name__)
@@ -245,8 +248,11 @@ class SmartctxExecutor(AgentExecutor):
         owner_presets: frozenset[str] = OWNER_PRESETS,
         precompute: TurnPrecompute | None = None,
         indexer: RecallIndexer | None = None,
+        probes: Sequence[Probe] = (),
     ) -> None:
         self.registry = registry
+        self.probes = tuple(probes)
+        """Version probes of the owner's stores, answered with the context's version read."""
         self.settings = settings
         self.model = model
         self.providers = list(providers)
@@ -339,7 +345,9 @@ class SmartctxExecutor(AgentExecutor):
         """One turn; returns the reply and the artifact metadata. Usable without A2A (tests).
 
         ``on_token`` receives the reply's chunks as the model produces them."""
-        with turn_reads():  # one memory stamp read a turn (smartctx.memory.read_cache)
+        # one memory stamp read a turn (smartctx.memory.read_cache), and the owner's version
+        # probes answered by the context's version read (smartctx.store.turn_probes)
+        with turn_reads(), probing(owner, self.probes):
             return await self._turn(owner, context_id, text, metadata, on_token=on_token)
 
     async def _turn(
@@ -356,9 +364,9 @@ class SmartctxExecutor(AgentExecutor):
         turn = TurnContext(owner, context_id, text, dict(metadata))
         if self.precompute is not None:
             await self.precompute.user_text(text)
-        for hook in self.hooks:
-            await hook.before_turn(turn)
         async with self.registry.session(owner, context_id, create=create) as live:
+            for hook in self.hooks:  # after the version read, which answers the turn's probes
+                await hook.before_turn(turn)
             events = []
             for slot in turn.slots:
                 events += live.add(_hook_slot(slot)).events

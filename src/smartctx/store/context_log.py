@@ -33,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from smartctx.core.clock import Clock, SystemClock
 from smartctx.core.errors import Conflict, InvalidInput, NotFound
 from smartctx.core.slots import Event, Slot, SlotState
+from smartctx.store import turn_probes
 from smartctx.store.context_schema import (
     contexts,
     event_from_row,
@@ -260,6 +261,7 @@ class ContextStore:
         self.clock: Clock = clock or SystemClock()
         self.vectors = vectors
         """Recall vectors stored with new slots and handed on from loaded ones (none if None)."""
+        self._probe_statements: dict[tuple[str, ...], sa.Select[Any]] = {}
 
     def _rows(self, owner: str, context_id: str, new: Sequence[Slot]) -> list[dict[str, Any]]:
         """The ``slots`` rows of ``new``, with their recall vectors when :attr:`vectors` has
@@ -518,9 +520,30 @@ class ContextStore:
         return sa.select(contexts).where(in_context(contexts, owner, context_id))
 
     async def version(self, owner: str, context_id: str) -> int | None:
-        """The stored version of a context, or None if it does not exist."""
+        """The stored version of a context, or None if it does not exist. Inside a
+        :func:`~smartctx.store.turn_probes.probing` block of ``owner``, the same statement
+        answers the block's probes."""
+        probes = turn_probes.pending(owner)
+        if not probes:
+            async with self.db.read_core() as s:
+                return await _current_version(s, owner, context_id)
+        statement, params = self._probing(probes), {"owner": owner, "context_id": context_id}
+        for probe in probes:
+            params.update(probe.params)
         async with self.db.read_core() as s:
-            return await _current_version(s, owner, context_id)
+            row = (await s.execute(statement, params)).one()
+        turn_probes.answer(self.db, owner, probes, row[1:])
+        return int(row[0]) if row[0] is not None else None
+
+    def _probing(self, probes: tuple[turn_probes.Probe, ...]) -> sa.Select[Any]:
+        """The version read with ``probes``' columns (built once per set of probes)."""
+        key = tuple(p.kind for p in probes)
+        statement = self._probe_statements.get(key)
+        if statement is None:
+            columns = [c for p in probes for c in p.columns]
+            statement = sa.select(_VERSION.scalar_subquery(), *columns)
+            self._probe_statements[key] = statement
+        return statement
 
     async def info(self, owner: str, context_id: str) -> ContextInfo:
         """The context's row; ``NotFound`` if this owner has no such context."""
