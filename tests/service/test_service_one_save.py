@@ -100,3 +100,30 @@ def test_a_message_whose_task_was_never_stored_runs_again(
     assert task["id"] != "never-stored"
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     assert "USD 250" in task["artifacts"][0]["parts"][0]["text"]
+    assert _claims(db_url) == {text[:8]: task["id"]}  # the claim moved to the task that ran
+    assert _send(server, text)["id"] == task["id"]  # and a retry now gets that task back
+
+
+def _claims(db_url: str) -> dict[str, str]:
+    with sqlite3.connect(db_url.split(":///", 1)[1]) as conn:
+        return dict(conn.execute("SELECT message_id, task_id FROM a2a_deliveries").fetchall())
+
+
+def test_a_new_message_is_claimed_for_its_task_in_one_statement(
+    server: ServerHandle, db_url: str
+) -> None:
+    statements: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if "a2a_deliveries" in statement:
+            statements.append(" ".join(statement.split()).lower())
+
+    engine = server.app.db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        task = _send(server, "How many vacation days do I get?")
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    assert len(statements) == 1 and statements[0].startswith("insert"), statements
+    assert _claims(db_url) == {"How many": task["id"]}
+    assert _send(server, "How many vacation days do I get?")["id"] == task["id"]

@@ -358,6 +358,7 @@ def create_app(
         extra_check=lambda _text, meta: _check_options(settings, meta),
         deliveries=DeliveryLog(db, clock=clock),
         hold=db.hold,  # a turn's short statements share one connection (PostgreSQL)
+        task_ids=tasks.fresh,  # a new message's claim is its one delivery statement
         validate_input_modes=True,
         event_stream=tasks.events,
         # new task ids that the stores know are unsaved: no query reads them (.fresh_tasks)

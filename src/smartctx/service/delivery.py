@@ -20,7 +20,10 @@ send the message again. On SQLite (one process owns the file) that is every unfi
 a shared database only those not updated for ``stale_after`` seconds, so that another replica's
 running turns are left alone.
 
-Cost: one primary-key read per message, one upsert per new message.
+Cost: one insert per new message (:meth:`DeliveryLog.claim_new`: the handler takes the new
+task's id ahead, :mod:`smartctx.service.fresh_tasks`); a message delivered before adds a
+primary-key read, and an upsert when it runs again. A message that names its task (``taskId``)
+takes the read and the upsert.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ class DeliveryLog:
         self.clock: Clock = clock or SystemClock()
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._claim_statement: Any = None
+        self._claim_new_statement: Any = None
 
     def lock(self, owner: str, message_id: str) -> asyncio.Lock:
         """The in-process lock that serialises retries of one message."""
@@ -80,6 +84,27 @@ class DeliveryLog:
         async with self.db.read_core() as connection:
             value = await connection.scalar(_TASK_FOR, {"owner": owner, "message_id": message_id})
         return None if value is None else str(value)
+
+    async def claim_new(self, owner: str, message_id: str, task_id: str) -> bool:
+        """Claim the message for ``task_id`` unless it was delivered before: one insert, which
+        does nothing when the message has a task already. Returns whether it claimed (False:
+        ask :meth:`task_for` which task the earlier delivery started)."""
+        statement = self._claim_new_statement
+        if statement is None:
+            insert = (sqlite_insert if self.db.is_sqlite else pg_insert)(DELIVERIES)
+            statement = insert.on_conflict_do_nothing(
+                index_elements=[DELIVERIES.c.owner, DELIVERIES.c.message_id]
+            )
+            self._claim_new_statement = statement
+        values = {
+            "owner": owner,
+            "message_id": message_id,
+            "task_id": task_id,
+            "created_at": self.clock.now(),
+        }
+        async with self.db.atomic_core() as connection:
+            result = await connection.execute(statement, values)
+        return bool(result.rowcount)
 
     async def claim(self, owner: str, message_id: str, task_id: str) -> None:
         """Record that ``task_id`` answers the message: one upsert, which replaces the task of

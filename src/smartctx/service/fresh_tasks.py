@@ -11,17 +11,27 @@ without a query, and forget the id as soon as a save of it *starts*, so from the
 goes to the database as before. A message that names an existing task (``taskId``) never passes
 through the generator. The set is bounded (ids of turns that failed before their first save are
 dropped oldest first).
+
+A request handler may take a new message's task id before the SDK asks for it
+(:meth:`FreshTaskIds.planned`): it claims the message's delivery under that id in the same
+statement that finds whether the message was delivered before
+(:meth:`smartctx.service.delivery.DeliveryLog.claim_new`), and the generator hands the SDK that
+id for the task.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from a2a.server.id_generator import IDGenerator, IDGeneratorContext
 
 MAX_FRESH = 4096
 """Fresh ids remembered at most (far above the turns a process runs at once)."""
+_PLANNED: ContextVar[str | None] = ContextVar("smartctx_planned_task_id", default=None)
 
 
 class FreshTaskIds(IDGenerator):
@@ -32,11 +42,29 @@ class FreshTaskIds(IDGenerator):
         self._ids: OrderedDict[str, None] = OrderedDict()
 
     def generate(self, context: IDGeneratorContext) -> str:
+        planned = _PLANNED.get()
+        if planned is not None:
+            _PLANNED.set(None)  # one task: a second generation makes a new id
+            return planned
+        return self._new()
+
+    def _new(self) -> str:
         task_id = str(uuid.uuid4())
         self._ids[task_id] = None
         while len(self._ids) > self.max_ids:
             self._ids.popitem(last=False)
         return task_id
+
+    @contextmanager
+    def planned(self) -> Iterator[str]:
+        """A fresh id, which the block's next :meth:`generate` returns (tasks the block starts
+        share it: the request's own task asks first)."""
+        task_id = self._new()
+        token = _PLANNED.set(task_id)
+        try:
+            yield task_id
+        finally:
+            _PLANNED.reset(token)
 
     def unsaved(self, task_id: str) -> bool:
         """True while no save of ``task_id`` has started: no store can hold it."""

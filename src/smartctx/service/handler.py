@@ -50,12 +50,15 @@ from google.protobuf.json_format import MessageToDict  # type: ignore[import-unt
 
 from smartctx.core.errors import SmartCtxError
 from smartctx.service.delivery import DeliveryLog
+from smartctx.service.fresh_tasks import FreshTaskIds
 
 logger = logging.getLogger(__name__)
 INTERNAL = "internal error: the server logged the details; try again later"
 ONE_EVENT = "smartctx.one_event"
 """Call-context state: the request is a plain send, whose new task no one can watch until it
 ends, so the executor may save it once, finished (one task save, not three)."""
+_CLAIMED = "smartctx.claimed_task"
+"""Call-context state: the task id the handler claimed the message for before the SDK ran."""
 
 
 class ServerBusy(InternalError):
@@ -87,9 +90,13 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
         max_running: int = 16,
         max_waiting: int = 256,
         hold: Callable[[], contextlib.AbstractAsyncContextManager[None]] | None = None,
+        task_ids: FreshTaskIds | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
+        self._task_ids = task_ids
+        """The generator of the request context builder's task ids, when the handler may take a
+        new task's id ahead (see :meth:`_claimed`)."""
         self._hold = hold or contextlib.nullcontext
         self._max_chars = max_chars
         self._extra_check = extra_check
@@ -171,10 +178,13 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
                 sent: Message | Task = await _guarded(super().on_message_send(params, context))
             return sent
         try:
-            async with self._deliveries.lock(*key):
-                earlier: Task | None = await _guarded(self._earlier(key, context))
-                if earlier is not None:
-                    return earlier
+            deliveries = self._deliveries
+            claim = self._claimed(deliveries, key, params, context)
+            async with deliveries.lock(*key), claim as fresh:
+                if not fresh:
+                    earlier: Task | None = await _guarded(self._earlier(key, context))
+                    if earlier is not None:
+                        return earlier
                 async with self._admitted(), self._hold():
                     result: Message | Task = await _guarded(
                         super().on_message_send(params, context)
@@ -182,6 +192,26 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
                 return result
         finally:
             self._deliveries.release(*key)
+
+    @contextlib.asynccontextmanager
+    async def _claimed(
+        self,
+        deliveries: DeliveryLog,
+        key: tuple[str, str],
+        params: SendMessageRequest,
+        context: ServerCallContext,
+    ) -> AsyncIterator[bool]:
+        """Whether a send that starts a new task claimed its message for that task at once
+        (one statement, the task's id taken ahead: :mod:`.fresh_tasks`); False for a message
+        delivered before and for one that names its task, which :meth:`_earlier` checks."""
+        if self._task_ids is None or params.message.task_id:
+            yield False
+            return
+        with self._task_ids.planned() as task_id:
+            fresh = await _guarded(deliveries.claim_new(*key, task_id))
+            if fresh:
+                context.state[_CLAIMED] = task_id
+            yield fresh
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
@@ -237,7 +267,8 @@ class GuardedRequestHandler(DefaultRequestHandlerV2):
     ) -> tuple[Any, RequestContext]:
         active, request = await super()._setup_active_task(params, call_context)
         key = self._key(params, call_context)
-        if key is not None and self._deliveries is not None and request.task_id:
+        claimed = call_context.state.get(_CLAIMED)  # by _claimed, for this very task
+        if key and self._deliveries and request.task_id and request.task_id != claimed:
             await self._deliveries.claim(*key, request.task_id)
         return active, request
 
