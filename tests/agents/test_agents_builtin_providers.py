@@ -226,3 +226,51 @@ async def test_kb_slots_of_real_hits_carry_the_lead_in() -> None:
     texts = {s.source_id: s.text for s in out.slots if s.kind is SlotKind.RAG_DOC}
     assert texts["kb:vpn.md#2"].startswith("Connecting to the VPN:\n1. Open the GlobalProtect")
     assert texts["kb:vpn.md#1"].startswith("The company VPN")  # prose: unchanged
+
+
+STEPS = "1. Open the GlobalProtect app.\n2. Enter the portal address and click Connect."
+
+
+async def test_a_how_to_question_gets_the_near_tied_procedure() -> None:
+    hits = [
+        FakeHit("kb:vpn.md#4", "- Gateway not responding: switch gateways.", 0.0325),
+        FakeHit("kb:vpn.md#3", "Every employee gets VPN access.", 0.0322),
+        FakeHit("kb:vpn.md#2", STEPS, 0.0318),
+        FakeHit("kb:vpn.md#1", "The company VPN gives access.", 0.0316),
+    ]
+    kb = FakeKB(hits)
+    context = await KnowledgeProvider(kb, k=2).get_relevant_context(
+        ask("Wie verbinde ich mich mit dem VPN?")
+    )
+    assert context is not None
+    assert kb.queries == [("Wie verbinde ich mich mit dem VPN?", 4)]  # k and the pool
+    assert [s.source_id for s in context.slots[:2]] == ["kb:vpn.md#4", "kb:vpn.md#2"]
+
+
+@pytest.mark.parametrize(
+    ("question", "third", "expected"),
+    [
+        # not a how-to question: the ranking stands, and only k hits are asked for
+        ("Who gets VPN access?", 0.0318, ["kb:a", "kb:b"]),
+        # a problem report wants the troubleshooting passages as ranked
+        ("How do I fix the VPN? It is broken", 0.0318, ["kb:a", "kb:b"]),
+        # a procedure far below the k-th is a weaker passage, not a near-tie
+        ("How do I connect to the VPN?", 0.02, ["kb:a", "kb:b"]),
+    ],
+)
+async def test_the_ranking_stands_otherwise(
+    question: str, third: float, expected: list[str]
+) -> None:
+    hits = [FakeHit("kb:a", "A.", 0.0325), FakeHit("kb:b", "B.", 0.0322)]
+    kb = FakeKB([*hits, FakeHit("kb:steps", STEPS, third)])
+    context = await KnowledgeProvider(kb, k=2).get_relevant_context(ask(question))
+    assert context is not None
+    assert [s.source_id for s in context.slots[:2]] == expected
+
+
+async def test_a_procedure_already_in_the_top_k_is_kept_in_its_place() -> None:
+    hits = [FakeHit("kb:steps", STEPS, 0.033), FakeHit("kb:b", "B.", 0.032)]
+    kb = FakeKB([*hits, FakeHit("kb:more", STEPS, 0.0319)])
+    context = await KnowledgeProvider(kb, k=2).get_relevant_context(ask("How do I connect?"))
+    assert context is not None
+    assert [s.source_id for s in context.slots[:2]] == ["kb:steps", "kb:b"]

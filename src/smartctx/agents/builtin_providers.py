@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
 from smartctx.agents.relevance import contextual_query, topic_words
+from smartctx.agents.text import asks_how, reports_a_problem
 from smartctx.core import InvalidInput, Slot, SlotKind
 from smartctx.core.slots import DEFAULT_PRIORITY
 
@@ -87,14 +88,14 @@ class KnowledgeProvider(ContextProvider):
             # a follow-up that names nothing ("And who do I tell about it?") searches for the
             # exchange it follows, not for its phrasing
             searched = f"{previous}\n{query}"
-        hits = list(await asyncio.to_thread(self.kb.search, searched, self.k))[: self.k]
+        hits = await asyncio.to_thread(self._search, searched, query)
         if not hits and searched == query:
             # a short follow-up whose name no document holds ("and in Paris?" after the London
             # hotel limit) is read with the exchange it follows
             contextual = contextual_query(query, previous)
             if contextual.endswith(f"\n{query}"):
                 searched = contextual
-                hits = list(await asyncio.to_thread(self.kb.search, searched, self.k))[: self.k]
+                hits = await asyncio.to_thread(self._search, searched, query)
         slots = [
             Slot(
                 SlotKind.RAG_DOC,
@@ -118,8 +119,44 @@ class KnowledgeProvider(ContextProvider):
         )
         return ProvidedContext(slots=[*slots, log])
 
+    def _search(self, searched: str, query: str) -> list[KnowledgeHit]:
+        """The at most ``k`` hits for ``searched``; for a question that asks how to do something
+        (``query``), with the procedure it asks for (:func:`prefer_procedure`)."""
+        how = asks_how(query) and not reports_a_problem(query)
+        hits = list(self.kb.search(searched, self.k + (PROCEDURE_POOL if how else 0)))
+        return prefer_procedure(hits, self.k) if how else hits[: self.k]
+
     async def on_new_messages(self, messages: list[Message]) -> None:
         """The knowledge base learns nothing from conversations."""
+
+
+PROCEDURE_POOL = 2
+"""Hits past ``k`` in which a how-to question looks for a procedure (:func:`prefer_procedure`)."""
+PROCEDURE_TIE = 0.05
+"""How far (relative) below the ``k``-th hit's score a procedure may rank and still take its
+place: a near-tie, not a weaker passage."""
+_STEP = re.compile(r"^\s*\d{1,2}[.)]\s", re.MULTILINE)
+
+
+def is_procedure(text: str) -> bool:
+    """True for a passage that holds numbered steps (two or more "1." / "2)" lines)."""
+    return len(_STEP.findall(text)) >= 2
+
+
+def prefer_procedure(hits: Sequence[KnowledgeHit], k: int) -> list[KnowledgeHit]:
+    """The first ``k`` of ``hits`` (best first) for a question that asks how to do something:
+    when none of them holds numbered steps and a later hit that does scores within
+    :data:`PROCEDURE_TIE` of the ``k``-th, it takes the ``k``-th's place. Passages that rank
+    alike (a question in another language matches every passage of a topic about as well)
+    are then decided by what the question asks for, a procedure."""
+    top = list(hits[:k])
+    if not top or any(is_procedure(hit.text) for hit in top):
+        return top
+    floor = top[-1].score * (1 - PROCEDURE_TIE)
+    for hit in hits[k:]:
+        if hit.score >= floor and is_procedure(hit.text):
+            return [*top[:-1], hit]
+    return top
 
 
 _OPENS_LIST = re.compile(r"\s*(?:\d{1,2}[.)]|[-*+])\s")
