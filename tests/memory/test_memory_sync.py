@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from sqlalchemy import event
 
 from smartctx.core.clock import ManualClock
 from smartctx.core.errors import Conflict, InvalidInput
@@ -97,3 +98,21 @@ async def test_concurrent_writes_of_one_turn_store_it_once(memory: PersonalMemor
     assert len(await memory.pairs("u1")) == 1
     stored = [r for r in results[:4] if r["stored"]] + [r for r in results[4:] if r["stored"]]
     assert len(stored) == 1
+
+
+async def test_a_new_turn_is_written_without_reading_first(memory: PersonalMemory) -> None:
+    await memory.add_pair("u1", _pair("p1"))
+    statements: list[str] = []
+
+    def seen(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
+        statements.append(" ".join(statement.split()).lower())
+
+    engine = memory.db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        added = await memory.add_pair("u1", PairIn("Where is the printer?", "Floor 3", id="p2"))
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    assert added["stored"] is True and added["pair"]["id"] == "p2"
+    assert added["pair"]["user_text"] == "Where is the printer?" and added["pair"]["seq"] == 2
+    assert not [s for s in statements if s.startswith("select") and "mem_pairs" in s], statements

@@ -79,6 +79,9 @@ class StoreResult:
     stored: list[str] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
     items: list[ProfileItemRow] = field(default_factory=list)
+    rows: list[PairRow] = field(default_factory=list)
+    """The stored pairs' rows, as written (the session's identity map keeps only weak
+    references: without these a later ``session.get`` reads them back)."""
 
 
 async def existing_ids(session: AsyncSession, owner: str, ids: Sequence[str]) -> set[str]:
@@ -124,22 +127,22 @@ async def store_pairs(
         user_text = redact(pair.user_text)
         assistant_text = redact_echoes(pair.assistant_text, pair.user_text)
         sensitive = user_text != pair.user_text or assistant_text != pair.assistant_text
-        session.add(
-            PairRow(
-                owner=owner,
-                id=pair.id,
-                session_id=pair.session_id,
-                day=day,
-                user_text=user_text,
-                assistant_text=assistant_text,
-                route_family=pair.route_family,
-                workflow_id=pair.workflow_id,
-                sensitive=sensitive or is_sensitive(user_text) or is_sensitive(assistant_text),
-                summary_id=None,
-                created_at=when,
-                seq=seq,
-            )
+        row = PairRow(
+            owner=owner,
+            id=pair.id,
+            session_id=pair.session_id,
+            day=day,
+            user_text=user_text,
+            assistant_text=assistant_text,
+            route_family=pair.route_family,
+            workflow_id=pair.workflow_id,
+            sensitive=sensitive or is_sensitive(user_text) or is_sensitive(assistant_text),
+            summary_id=None,
+            created_at=when,
+            seq=seq,
         )
+        session.add(row)
+        result.rows.append(row)
         await session.flush()
         if vault is not None and sensitive:
             await vault.keep(session, owner, pair.id, pair.user_text, pair.assistant_text)

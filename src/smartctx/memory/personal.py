@@ -113,22 +113,31 @@ class PersonalMemory:
         """
         check_owner(owner)
         try:
-            return await self._add_pair(owner, pair)
-        except IntegrityError:  # the same pair id written concurrently: now it is a duplicate
-            return await self._add_pair(owner, pair)
+            # a new pair (the usual case) is written without reading first: the pair's primary
+            # key refuses a duplicate, and then the write is made again knowing it
+            return await self._add_pair(owner, pair, known=set())
+        except IntegrityError:  # a pair id stored before, or the same one written concurrently
+            return await self._add_pair(owner, pair, known=None)
 
-    async def _add_pair(self, owner: str, pair: PairIn) -> dict[str, Any]:
+    async def _add_pair(
+        self, owner: str, pair: PairIn, *, known: set[str] | None
+    ) -> dict[str, Any]:
+        """Store ``pair``; ``known``: the owner's pair ids among it, when the caller knows them
+        (None: read them)."""
         now = self.clock.now()
         async with self.db.session() as s:
-            if await pairs.existing_ids(s, owner, [pair.id]):
+            if known is None:
+                known = await pairs.existing_ids(s, owner, [pair.id])
+            if pair.id in known:
                 seq = await current_version(s, owner)
                 result = pairs.StoreResult(duplicates=[pair.id])
+                row = await s.get(PairRow, (owner, pair.id))
             else:
                 seq = await bump(s, owner)
                 result = await pairs.store_pairs(
-                    s, owner, [pair], now=now, seq=seq, vault=self.vault, known=set()
+                    s, owner, [pair], now=now, seq=seq, vault=self.vault, known=known
                 )
-            row = await s.get(PairRow, (owner, pair.id))
+                row = result.rows[0] if result.rows else None
             view = pair_view(row) if row else None
             out = {
                 "stored": bool(result.stored),
