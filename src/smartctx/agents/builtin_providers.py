@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
 from smartctx.agents.relevance import contextual_query, topic_words
-from smartctx.agents.text import asks_how, reports_a_problem
+from smartctx.agents.text import asks_how, numbered_units, reports_a_problem
 from smartctx.core import InvalidInput, Slot, SlotKind
 from smartctx.core.slots import DEFAULT_PRIORITY
 
@@ -135,12 +135,12 @@ PROCEDURE_POOL = 2
 PROCEDURE_TIE = 0.05
 """How far (relative) below the ``k``-th hit's score a procedure may rank and still take its
 place: a near-tie, not a weaker passage."""
-_STEP = re.compile(r"^\s*\d{1,2}[.)]\s", re.MULTILINE)
 
 
 def is_procedure(text: str) -> bool:
-    """True for a passage that holds numbered steps (two or more "1." / "2)" lines)."""
-    return len(_STEP.findall(text)) >= 2
+    """True for a passage that holds numbered steps: two or more items of an ordered list, as
+    the responder reads them (:func:`~smartctx.agents.text.numbered_units`)."""
+    return sum(number is not None for _, number in numbered_units(text)) >= 2
 
 
 def prefer_procedure(hits: Sequence[KnowledgeHit], k: int) -> list[KnowledgeHit]:

@@ -66,8 +66,12 @@ class DeliveryLog:
         self.db = db
         self.clock: Clock = clock or SystemClock()
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
-        self._claim_statement: Any = None
-        self._claim_new_statement: Any = None
+        insert = (sqlite_insert if db.is_sqlite else pg_insert)(DELIVERIES)
+        key = [DELIVERIES.c.owner, DELIVERIES.c.message_id]
+        self._claim_new = insert.on_conflict_do_nothing(index_elements=key)
+        self._claim = insert.on_conflict_do_update(
+            index_elements=key, set_={"task_id": insert.excluded.task_id}
+        )
 
     def lock(self, owner: str, message_id: str) -> asyncio.Lock:
         """The in-process lock that serialises retries of one message."""
@@ -89,13 +93,16 @@ class DeliveryLog:
         """Claim the message for ``task_id`` unless it was delivered before: one insert, which
         does nothing when the message has a task already. Returns whether it claimed (False:
         ask :meth:`task_for` which task the earlier delivery started)."""
-        statement = self._claim_new_statement
-        if statement is None:
-            insert = (sqlite_insert if self.db.is_sqlite else pg_insert)(DELIVERIES)
-            statement = insert.on_conflict_do_nothing(
-                index_elements=[DELIVERIES.c.owner, DELIVERIES.c.message_id]
-            )
-            self._claim_new_statement = statement
+        return bool(await self._write(self._claim_new, owner, message_id, task_id))
+
+    async def claim(self, owner: str, message_id: str, task_id: str) -> None:
+        """Record that ``task_id`` answers the message: one upsert, which replaces the task of
+        an earlier delivery (the handler only starts a new task when that one failed or is
+        gone; two replicas given the same message at once keep the later claim)."""
+        await self._write(self._claim, owner, message_id, task_id)
+
+    async def _write(self, statement: Any, owner: str, message_id: str, task_id: str) -> int:
+        """Run one of the claim statements; returns the rows it wrote."""
         values = {
             "owner": owner,
             "message_id": message_id,
@@ -104,28 +111,7 @@ class DeliveryLog:
         }
         async with self.db.atomic_core() as connection:
             result = await connection.execute(statement, values)
-        return bool(result.rowcount)
-
-    async def claim(self, owner: str, message_id: str, task_id: str) -> None:
-        """Record that ``task_id`` answers the message: one upsert, which replaces the task of
-        an earlier delivery (the handler only starts a new task when that one failed or is
-        gone; two replicas given the same message at once keep the later claim)."""
-        statement = self._claim_statement
-        if statement is None:
-            insert = (sqlite_insert if self.db.is_sqlite else pg_insert)(DELIVERIES)
-            statement = insert.on_conflict_do_update(
-                index_elements=[DELIVERIES.c.owner, DELIVERIES.c.message_id],
-                set_={"task_id": insert.excluded.task_id},
-            )
-            self._claim_statement = statement
-        values = {
-            "owner": owner,
-            "message_id": message_id,
-            "task_id": task_id,
-            "created_at": self.clock.now(),
-        }
-        async with self.db.atomic_core() as connection:
-            await connection.execute(statement, values)
+        return int(result.rowcount)
 
 
 async def fail_interrupted_tasks(
