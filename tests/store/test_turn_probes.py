@@ -22,7 +22,6 @@ from smartctx.store.context_log import ContextStore
 from smartctx.window import ContextWindow
 
 BACKENDS = ["sqlite"] + (["postgresql"] if os.environ.get("SMARTCTX_TEST_POSTGRES_URL") else [])
-ORG = "#org"
 
 
 @pytest.fixture(params=BACKENDS)
@@ -37,8 +36,14 @@ async def db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Da
     await database.close()
 
 
-def _probes() -> list[turn_probes.Probe]:
-    return [STAMP_PROBE, tokens_probe(ORG), STATE_PROBE]
+def _org(owner: str) -> str:
+    """An organisation of the test's own: the PostgreSQL test database outlives a run, and a
+    shared organisation's knowledge-base token would carry an earlier run's renewal."""
+    return f"#org-{owner}"
+
+
+def _probes(owner: str) -> list[turn_probes.Probe]:
+    return [STAMP_PROBE, tokens_probe(_org(owner)), STATE_PROBE]
 
 
 async def _context(store: ContextStore, owner: str) -> int:
@@ -51,10 +56,11 @@ async def _own_reads(db: Database, owner: str) -> dict[str, object]:
     """What each check's own read gives, outside any block."""
     async with db.read_core() as c:
         stamp = await current_stamp(c, owner)
-    tokens = await current_of(db, [ORG, owner])
+    org = _org(owner)
+    tokens = await current_of(db, [org, owner])
     return {
         STAMP_PROBE.kind: stamp,
-        TOKENS_PROBE: (tokens[ORG], tokens[owner]),
+        TOKENS_PROBE: (tokens[org], tokens[owner]),
         STATE_PROBE.kind: await SqlMemoryStore(db).state(owner),
     }
 
@@ -75,7 +81,7 @@ async def test_the_version_read_answers_each_probe_as_its_own_read_would(db: Dat
     version = await _context(store, owner)
     empty = await _own_reads(db, owner)
     assert empty == {STAMP_PROBE.kind: (0, None), TOKENS_PROBE: ("", ""), STATE_PROBE.kind: (0, 0)}
-    with turn_probes.probing(owner, _probes()):
+    with turn_probes.probing(owner, _probes(owner)):
         assert await store.version(owner, "c1") == version
         for kind, value in empty.items():
             assert turn_probes.take(db, kind, owner) == value
@@ -83,13 +89,13 @@ async def test_the_version_read_answers_each_probe_as_its_own_read_would(db: Dat
         await bump(s, owner)
         await bump(s, owner)
         await renew(s, owner)
-        await renew(s, ORG)
+        await renew(s, _org(owner))
     await SqlMemoryStore(db).add(
         [MemoryItem(f"i{i}", owner, "fact", f"fact {i}") for i in range(3)]
     )
     written = await _own_reads(db, owner)
     assert written[STAMP_PROBE.kind][0] == 2 and written[STATE_PROBE.kind][0] == 3  # type: ignore[index]
-    with turn_probes.probing(owner, _probes()):
+    with turn_probes.probing(owner, _probes(owner)):
         seen = _statements(db)
         assert await store.version(owner, "c1") == version
         assert len(seen) == 1  # one statement: the version and every probe
@@ -107,19 +113,19 @@ async def test_no_answer_outside_a_block_for_another_owner_or_another_database(
     version = await _context(store, owner)
     assert await store.version(owner, "c1") == version
     assert turn_probes.take(db, STAMP_PROBE.kind, owner) is turn_probes.MISSING
-    with turn_probes.probing("someone-else", _probes()):
+    with turn_probes.probing("someone-else", _probes("someone-else")):
         assert await store.version(owner, "c1") == version
         assert turn_probes.take(db, STAMP_PROBE.kind, owner) is turn_probes.MISSING
         assert turn_probes.pending("someone-else") != ()  # still waiting for its own owner
     other = Database(db.url)
     try:
-        with turn_probes.probing(owner, _probes()):
+        with turn_probes.probing(owner, _probes(owner)):
             assert await store.version(owner, "c1") == version
             assert turn_probes.take(other, STAMP_PROBE.kind, owner) is turn_probes.MISSING
             assert turn_probes.take(db, STAMP_PROBE.kind, owner) == (0, None)
     finally:
         await other.close()
-    with turn_probes.probing(owner, _probes()):
+    with turn_probes.probing(owner, _probes(owner)):
         assert await store.version(owner, "missing") is None  # a context never saved
         assert turn_probes.take(db, STATE_PROBE.kind, owner) == (0, 0)
 
@@ -131,7 +137,7 @@ async def test_the_readers_take_the_answer_instead_of_reading(db: Database) -> N
     await _context(store, owner)
     state = await memory.state(owner)
     assert state[0] == 1
-    with turn_probes.probing(owner, _probes()):
+    with turn_probes.probing(owner, _probes(owner)):
         await store.version(owner, "c1")
         seen = _statements(db)
         assert await memory.state(owner) == state
