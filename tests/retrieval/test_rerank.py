@@ -103,3 +103,37 @@ def test_top_equals_a_full_sort_ties_by_position() -> None:
     full = positions[np.lexsort((positions, -values[positions]))]
     for k in (0, 1, 5, 37, len(positions), len(positions) + 3):
         assert top(values, positions, k).tolist() == full[:k].tolist()
+
+
+def _plain_diversify(scores: np.ndarray, vectors: np.ndarray, weight: float, limit: int) -> list:
+    """The rule as the module doc states it, one place at a time (the reference)."""
+    n = len(scores)
+    relevance = scores / scores[0]
+    rows = vectors.astype(np.float64)
+    total = rows.sum(axis=0)
+    mean = (float(total @ total) - n) / (n * (n - 1))
+    scaled = weight / (1.0 - mean)
+    order = [0]
+    while len(order) < min(n, limit):
+        best, pick = -np.inf, -1
+        for i in range(n):
+            if i in order:
+                continue
+            value = relevance[i] - scaled * max(float(rows[i] @ rows[j]) for j in order)
+            if value > best + 1e-12:
+                best, pick = value, i
+        order.append(pick)
+    return order + [i for i in range(n) if i not in order]
+
+
+def test_diversity_follows_the_rule_place_by_place() -> None:
+    rng = np.random.default_rng(11)
+    for trial in range(20):
+        n = int(rng.integers(3, 60))
+        vectors = rng.normal(size=(n, 24)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        scores = np.sort(rng.uniform(0.05, 1.0, size=n))[::-1]
+        weight = float(rng.choice([0.1, 0.2, 0.5, 1.5]))
+        limit = int(rng.integers(1, n + 1))
+        got = diversify(scores, vectors, weight, limit=limit).tolist()
+        assert got == _plain_diversify(scores, vectors, weight, limit), trial

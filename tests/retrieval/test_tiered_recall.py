@@ -150,6 +150,43 @@ def test_the_second_hop_searches_more_words_but_embeds_only_the_question() -> No
         assert (set(embedder.texts) == {question}) is not hop_embed
 
 
+class _Forgetful(dict):  # type: ignore[type-arg]
+    """A memo that keeps nothing: every pass computes its vector rankings afresh."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+def test_the_second_hop_reuses_the_questions_vector_rankings_to_the_bit() -> None:
+    slots = conversation(
+        {
+            1: ("Ana", "I travelled with Jean to Porto in spring"),
+            7: ("Ben", "Porto had the best pastries ever"),
+            9: ("Ana", "Jean loves the pastries of Lisbon"),
+        }
+    )
+    question = "Who travelled with Jean?"
+    weights = replace(TierWeights(), hop=1.0, hop_depth=2, hop_embed=False)
+    kept, fresh = (TieredRecaller(embedder=HashingEmbedder(), weights=weights) for _ in "ab")
+    fresh._dense = _Forgetful()
+    for recaller in (kept, fresh):
+        recaller.prepare(slots)
+    products = {"kept": 0, "fresh": 0}
+    for name, recaller in (("kept", kept), ("fresh", fresh)):
+        for index in (recaller.turns.index, recaller.turns._context, recaller.keys):
+            similarity = index.similarity
+
+            def counted(vector: Any, similarity: Any = similarity, name: str = name) -> Any:
+                products[name] += 1
+                return similarity(vector)
+
+            index.similarity = counted  # type: ignore[method-assign]
+    assert kept.scores(question, slots) == fresh.scores(question, slots)
+    # one product per index (the turns, their contexts, the keys) for both passes, not two
+    assert products == {"kept": 3, "fresh": 6}
+    assert kept.rank(question, slots, 5) == fresh.rank(question, slots, 5)
+
+
 def test_a_hit_brings_the_reply_beside_it() -> None:
     slots = conversation(
         {

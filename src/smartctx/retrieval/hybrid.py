@@ -326,26 +326,39 @@ class HybridIndex:
         mask: Mask,
         *,
         extra: Sequence[tuple[npt.NDArray[Any], float]] = (),
+        dense_share: npt.NDArray[np.float64] | None = None,
     ) -> npt.NDArray[np.float64]:
         """Reciprocal-rank-fused scores (storage order; 0 outside ``mask``).
 
         ``extra`` adds more (scores, weight) lists; like BM25, they rank only positive scores.
+        ``dense_share``: the vector list's :meth:`share`, computed before for the same vector
+        scores and ``mask`` (then ``dense`` is not read); the sum is the same to the last bit,
+        since each share is added in the same order.
         """
         fused = np.zeros(len(self._ids), dtype=np.float64)
-        lists: list[tuple[npt.NDArray[Any], float, bool]] = []
         if lexical is not None:
-            lists.append((lexical, self.weights[0], True))
-        if dense is not None:
-            lists.append((dense, self.weights[1], False))
-        lists += [(scores, weight, True) for scores, weight in extra]
-        for scores, weight, positive in lists:
-            if weight <= 0:
-                continue
-            allowed = mask & (scores > 0) if positive else mask
-            positions = np.flatnonzero(allowed)
-            ranks = mean_ranks(-np.asarray(scores, dtype=np.float64)[positions])
-            fused[positions] += weight / (self.rrf_k + ranks)
+            fused += self.share(lexical, mask, self.weights[0], positive=True)
+        if dense_share is not None:
+            fused += dense_share
+        elif dense is not None:
+            fused += self.share(dense, mask, self.weights[1], positive=False)
+        for scores, weight in extra:
+            fused += self.share(scores, mask, weight, positive=True)
         return fused
+
+    def share(
+        self, scores: npt.NDArray[Any], mask: Mask, weight: float, *, positive: bool
+    ) -> npt.NDArray[np.float64]:
+        """One ranked list's part of :meth:`fuse`: ``weight / (rrf_k + rank)`` at the documents
+        of ``mask`` (only those scoring above 0 when ``positive``), 0 elsewhere."""
+        out = np.zeros(len(self._ids), dtype=np.float64)
+        if weight <= 0:
+            return out
+        allowed = mask & (scores > 0) if positive else mask
+        positions = np.flatnonzero(allowed)
+        ranks = mean_ranks(-np.asarray(scores, dtype=np.float64)[positions])
+        out[positions] = weight / (self.rrf_k + ranks)
+        return out
 
     def mask(self, where: Where | None = None, among: Collection[str] | None = None) -> Mask:
         """Which documents (storage order) pass ``where`` and, if given, are in ``among``."""

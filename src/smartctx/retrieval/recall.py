@@ -190,26 +190,44 @@ class HybridRecaller:
         return {ids[p]: float(fused[p]) for p in np.flatnonzero(mask & (fused > 0))}
 
     def fused(
-        self, query: str, allowed: Sequence[Slot], mask: Mask, *, like: str | None = None
+        self,
+        query: str,
+        allowed: Sequence[Slot],
+        mask: Mask,
+        *,
+        like: str | None = None,
+        dense: npt.NDArray[np.float64] | None = None,
     ) -> npt.NDArray[np.float64]:
         """The fused score of every indexed slot (the index's storage order) among ``mask``, 0
         elsewhere: the slots of ``allowed``, which must be indexed (:meth:`prepare`). Costs a
         BM25 pass and a matrix-vector product over the index; ``allowed`` is read only for
         recency. ``like``: the text embedded for the vector scores (default ``query``); BM25
-        reads ``query``."""
+        reads ``query``. ``dense``: the :meth:`dense_share` of that text over ``mask``, when the
+        caller kept it from an earlier call (a second query searched with the first's vector)."""
         index, context, weight = self._index, self._context, self.context_weight
-        dense = index.vector_scores(like or query)
         extra: list[tuple[npt.NDArray[np.float32], float]] = []
         if weight > 0:
-            query_vec = index.query_vector(like or query)
-            around = context.similarity(query_vec) if query_vec is not None else None
-            if dense is not None and around is not None:
-                dense = dense + weight * around
             extra.append((context.lexical_scores(query), weight))
-        fused = index.fuse(index.lexical_scores(query), dense, mask, extra=extra)
+        if dense is None:
+            dense = self.dense_share(like or query, mask)
+        fused = index.fuse(index.lexical_scores(query), None, mask, extra=extra, dense_share=dense)
         if self.recency_weight > 0:
             fused += self._recency(allowed, mask)
         return fused
+
+    def dense_share(self, text: str, mask: Mask) -> npt.NDArray[np.float64] | None:
+        """The vector ranking's part of :meth:`fused` for the embedding of ``text`` (its turn
+        vectors and, at ``context_weight``, their contexts' vectors); None without vectors."""
+        index, context, weight = self._index, self._context, self.context_weight
+        dense = index.vector_scores(text)
+        if dense is None:
+            return None
+        if weight > 0:
+            query_vec = index.query_vector(text)
+            around = context.similarity(query_vec) if query_vec is not None else None
+            if around is not None:
+                dense = dense + weight * around
+        return index.share(dense, mask, index.weights[1], positive=False)
 
     def _recency(self, allowed: Sequence[Slot], mask: Mask) -> npt.NDArray[np.float64]:
         ids = self._index.ids

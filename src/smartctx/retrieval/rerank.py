@@ -140,15 +140,21 @@ def diversify(
     total = rows.sum(axis=0)
     baseline = (float(total @ total) - n) / (n * (n - 1))
     weight = weight / max(1.0 - baseline, 1e-6)
+    # A turn's value, relevance - weight x its highest cosine to a turn taken, is the lowest of
+    # relevance - weight x its cosine to each turn taken (rounding keeps the order, so to the
+    # bit): one product of the pool with itself, then a row of it per place.
+    cosines = rows @ rows.T
+    penalty = relevance[None, :] - weight * cosines
     taken = np.zeros(n, dtype=bool)
     order = [0]
     taken[0] = True
-    closest = rows @ rows[0]
+    value = penalty[0].copy()
+    value[0] = -np.inf
     for _ in range(1, steps):
-        value = np.where(taken, -np.inf, relevance - weight * closest)
         pick = int(np.argmax(value))
         order.append(pick)
         taken[pick] = True
-        np.maximum(closest, rows @ rows[pick], out=closest)
+        np.minimum(value, penalty[pick], out=value)
+        value[pick] = -np.inf
     rest = np.flatnonzero(~taken)
     return np.concatenate([np.array(order, dtype=np.intp), rest]).astype(np.intp)

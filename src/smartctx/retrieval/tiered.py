@@ -77,6 +77,19 @@ PARTS_CACHE = 1024
 """How many queries' score lists a recaller remembers (oldest forgotten first)."""
 VIEWS = 4
 """How many lists of candidates a recaller keeps a :class:`CandidateView` of (latest first)."""
+DENSE_MEMO = 8
+"""How many texts' vector-ranking shares a recaller remembers (oldest forgotten first)."""
+
+
+@dataclass(frozen=True)
+class _DenseShares:
+    """The vector rankings' parts of one text's fused scores over one view: ``mask`` the view's
+    allowed rows in the turns' index, ``turns`` their share (None without vectors), ``keys``
+    each key kind's share."""
+
+    mask: npt.NDArray[np.bool_]
+    turns: Scores | None
+    keys: dict[str, Scores | None]
 
 
 @dataclass(frozen=True)
@@ -175,6 +188,7 @@ class TieredRecaller:
         self._speakers: set[str] = set()
         self._entities = Entities()
         self._parts: dict[tuple[str, str | None, int], dict[str, Scores]] = {}
+        self._dense: dict[tuple[str, int], _DenseShares] = {}
         # Shared with filtered copies (mutated in place): dropped when an indexed turn changes.
         self._views: list[CandidateView] = []
         self._serials = itertools.count()
@@ -201,6 +215,7 @@ class TieredRecaller:
         if not fresh:
             return
         self._parts.clear()
+        self._dense.clear()
         if any(s.id in self._slots for s in fresh):
             self._views.clear()  # an indexed turn changed: views may hold its old text
         self.turns.prepare(fresh)
@@ -278,6 +293,7 @@ class TieredRecaller:
         if not gone:
             return
         self._parts.clear()
+        self._dense.clear()
         self._views.clear()
         self.turns.forget(gone)
         self._entities.forget(gone)
@@ -363,21 +379,20 @@ class TieredRecaller:
     ) -> dict[str, Scores]:
         size = len(view.slots)
         out: dict[str, Scores] = {"turn": np.zeros(size)}
+        dense = self._dense_shares(like or query, view)
         if len(view.where) and query.strip():
             rows = view.rows[view.where]
-            mask = np.zeros(len(self.turns.index), dtype=bool)
-            mask[rows] = True
             allowed = view.allowed().slots
-            out["turn"][view.where] = self.turns.fused(query, allowed, mask, like=like)[rows]
+            fused = self.turns.fused(query, allowed, dense.mask, dense=dense.turns)
+            out["turn"][view.where] = fused[rows]
         keys, table = self.keys, self._table
         lexical = keys.lexical_scores(query) if len(keys) else None
-        dense = keys.vector_scores(like or query) if len(keys) else None
         for code, kind in enumerate(KINDS):
             out[kind] = np.zeros(size)
             if not len(keys):
                 continue
             mask = table.kind == code
-            fused = keys.fuse(lexical, dense, mask)
+            fused = keys.fuse(lexical, None, mask, dense_share=dense.keys.get(kind))
             ranked = top(fused, np.flatnonzero(mask & (fused > 0)), KEY_DEPTH)
             rows, rank = table.gather(ranked)
             # the key at rank r gives its turns 1 / (rrf_k + r); a turn keeps its best share
@@ -390,6 +405,34 @@ class TieredRecaller:
         if named:
             out["named"][np.isin(view.codes, [view.speakers[who] for who in named])] = 1.0
         return out
+
+    def _dense_shares(self, text: str, view: CandidateView) -> _DenseShares:
+        """The vector rankings' parts of the fused scores for the embedding of ``text`` over
+        ``view``: remembered (the latest :data:`DENSE_MEMO`), since the second hop searches its
+        longer query with the question's vector unless ``weights.hop_embed`` and so repeats
+        them exactly."""
+        memo = (text, view.serial)
+        found = self._dense.get(memo)
+        if found is not None:
+            return found
+        mask = np.zeros(len(self.turns.index), dtype=bool)
+        mask[view.rows[view.where]] = True
+        turns = self.turns.dense_share(text, mask) if len(view.where) and text.strip() else None
+        keys: dict[str, Scores | None] = {}
+        if len(self.keys):
+            vectors = self.keys.vector_scores(text)
+            for code, kind in enumerate(KINDS):
+                kept = self._table.kind == code
+                keys[kind] = (
+                    None
+                    if vectors is None
+                    else self.keys.share(vectors, kept, self.keys.weights[1], positive=False)
+                )
+        found = _DenseShares(mask, turns, keys)
+        if len(self._dense) >= DENSE_MEMO:
+            self._dense.pop(next(iter(self._dense)))
+        self._dense[memo] = found
+        return found
 
     def _best_per_row(self, rows: npt.NDArray[np.intp], values: Scores) -> Scores:
         """For every row of the turns' index, the best of ``values`` given to it (0 if none)."""
