@@ -20,8 +20,9 @@ with e5, cost USE 7 points of recall@10 on LoCoMo.
 The rules are the same for every question; the weights are global
 (:class:`~smartctx.retrieval.tiered.TierWeights`). Pure and deterministic; ``spread`` is O(n)
 numpy work over n candidates once their :class:`Neighbourhood` is known (which grows by the turns
-appended, so a recaller keeps it between queries), ``diversify`` O(min(k, pool) x pool x dim) for
-the k places asked, :func:`top` O(n) numpy work and a sort of the k best.
+appended, so a recaller keeps it between queries), ``diversify`` one pool x pool product of the
+vectors (pool^2 x dim) and O(pool) numpy work for each of the k places asked, :func:`top` O(n)
+numpy work and a sort of the k best.
 
 (Measured and dropped: a greedy re-ranking that spreads the top over sessions, which lowered
 recall@10 on LoCoMo at every penalty tried.)
@@ -127,7 +128,8 @@ def diversify(
     their unit ``vectors`` (one row each): greedy maximal marginal relevance (see the module
     doc). The first stays first; ties go to the earlier turn; ``weight <= 0`` keeps the order.
     Only the first ``limit`` places are chosen so (the rest follow in their given order), so
-    the cost is ``limit`` matrix-vector products over the pool."""
+    the cost is one product of the pool's vectors with themselves and ``limit`` passes over a
+    row of it."""
     n = len(scores)
     steps = n if limit is None else max(1, min(n, limit))
     if weight <= 0 or n < 3:
