@@ -20,9 +20,8 @@ with e5, cost USE 7 points of recall@10 on LoCoMo.
 The rules are the same for every question; the weights are global
 (:class:`~smartctx.retrieval.tiered.TierWeights`). Pure and deterministic; ``spread`` is O(n)
 numpy work over n candidates once their :class:`Neighbourhood` is known (which grows by the turns
-appended, so a recaller keeps it between queries), ``diversify`` one pool x pool product of the
-vectors (pool^2 x dim) and O(pool) numpy work for each of the k places asked, :func:`top` O(n)
-numpy work and a sort of the k best.
+appended, so a recaller keeps it between queries), ``diversify`` O(min(k, pool) x pool x dim) for
+the k places asked, :func:`top` O(n) numpy work and a sort of the k best.
 
 (Measured and dropped: a greedy re-ranking that spreads the top over sessions, which lowered
 recall@10 on LoCoMo at every penalty tried.)
@@ -128,8 +127,7 @@ def diversify(
     their unit ``vectors`` (one row each): greedy maximal marginal relevance (see the module
     doc). The first stays first; ties go to the earlier turn; ``weight <= 0`` keeps the order.
     Only the first ``limit`` places are chosen so (the rest follow in their given order), so
-    the cost is one product of the pool's vectors with themselves and ``limit`` passes over a
-    row of it."""
+    the cost is ``limit`` matrix-vector products over the pool."""
     n = len(scores)
     steps = n if limit is None else max(1, min(n, limit))
     if weight <= 0 or n < 3:
@@ -142,21 +140,15 @@ def diversify(
     total = rows.sum(axis=0)
     baseline = (float(total @ total) - n) / (n * (n - 1))
     weight = weight / max(1.0 - baseline, 1e-6)
-    # A turn's value, relevance - weight x its highest cosine to a turn taken, is the lowest of
-    # relevance - weight x its cosine to each turn taken (rounding keeps the order, so to the
-    # bit): one product of the pool with itself, then a row of it per place.
-    cosines = rows @ rows.T
-    penalty = relevance[None, :] - weight * cosines
     taken = np.zeros(n, dtype=bool)
     order = [0]
     taken[0] = True
-    value = penalty[0].copy()
-    value[0] = -np.inf
+    closest = rows @ rows[0]
     for _ in range(1, steps):
+        value = np.where(taken, -np.inf, relevance - weight * closest)
         pick = int(np.argmax(value))
         order.append(pick)
         taken[pick] = True
-        np.minimum(value, penalty[pick], out=value)
-        value[pick] = -np.inf
+        np.maximum(closest, rows @ rows[pick], out=closest)
     rest = np.flatnonzero(~taken)
     return np.concatenate([np.array(order, dtype=np.intp), rest]).astype(np.intp)
