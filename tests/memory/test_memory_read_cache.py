@@ -114,3 +114,23 @@ async def test_a_turn_reads_the_stamp_once_and_its_profile_is_its_snapshots(
     with turn_reads():  # a block whose everything() did not run reads the stamp
         reads, profile = await _count(db, memory.confirmed_profile("ann"))
         assert reads >= 1 and [item["value"] for item in profile] == ["4B"]
+
+
+async def test_an_owner_never_written_reads_no_tier(db: Database, memory: PersonalMemory) -> None:
+    """A new owner's first turn: the stamp says nothing was ever written, so no tier is read
+    (every write bumps the stamp first)."""
+    sent: list[str] = []
+
+    def seen(*args: Any) -> None:
+        sent.append(" ".join(str(args[2]).split()).lower())
+
+    sa.event.listen(db.engine.sync_engine, "before_cursor_execute", seen)
+    try:
+        empty = await memory.everything("newcomer")
+    finally:
+        sa.event.remove(db.engine.sync_engine, "before_cursor_execute", seen)
+    assert empty["pairs"] == [] and empty["profile"] == []
+    assert empty["summaries"] == await memory.summaries("newcomer")  # the tiers' own shape
+    assert len(sent) == 1 and "from mem_sync_state" in sent[0], sent  # the stamp only
+    await memory.add_pair("newcomer", PairIn("Where is the printer?", "Floor 3", id="n1"))
+    assert _ids(await memory.everything("newcomer")) == ["n1"]  # once written, read as before

@@ -28,6 +28,7 @@ from smartctx.memory.forget import Forgetter, ItemForgetter
 from smartctx.memory.pairs import PairIn
 from smartctx.memory.read_cache import StampedReads, note_turn_stamp, turn_stamp
 from smartctx.memory.repository import (
+    NEVER_WRITTEN,
     STAMP_PROBE,
     audit_view,
     bump,
@@ -218,6 +219,11 @@ class PersonalMemory:
                 stamp = await current_stamp(c, owner)
         note_turn_stamp(owner, stamp)
         stored = self.reads.get(owner, key, stamp)
+        if stored is None and stamp == NEVER_WRITTEN:
+            # Every write bumps the owner's stamp first (``repository.bump``): an owner never
+            # written has no row in any tier, so a new owner's first turn reads none of them.
+            stored = {"pairs": [], "summaries": _no_summaries(), "profile": []}
+            self.reads.put(owner, key, stamp, stored)  # kept, so a stored pair moves it on
         if stored is None:
             async with self.db.read() as s:
                 stored = {
@@ -471,6 +477,11 @@ async def _profile(s: AsyncSession, owner: str, status: str | None) -> list[dict
     order = (ProfileItemRow.confidence.desc(), ProfileItemRow.key, ProfileItemRow.value)
     query = query.order_by(*order)
     return [profile_view(r) for r in await s.scalars(query)]
+
+
+def _no_summaries() -> dict[str, list[dict[str, Any]]]:
+    """What :func:`_summaries` gives for an owner with none."""
+    return {"session": [], "daily": [], "weekly": []}
 
 
 async def _views(s: AsyncSession, table: Any, owner: str, order: Any) -> list[dict[str, Any]]:

@@ -98,13 +98,17 @@ async def current_version(session: AsyncSession, owner: str) -> int:
     return int(value or 0)
 
 
+NEVER_WRITTEN: tuple[int, str | None] = (0, None)
+"""The stamp of an owner never written (no state row)."""
+
+
 async def current_stamp(
     session: AsyncSession | AsyncConnection, owner: str
 ) -> tuple[int, str | None]:
     """``(version, epoch)`` of the owner: one state, even across a forget (which restarts the
-    counter under a new epoch); ``(0, None)`` for an owner never written."""
+    counter under a new epoch); :data:`NEVER_WRITTEN` for an owner never written."""
     row = (await session.execute(_STAMP, {"owner": owner})).one_or_none()
-    return (0, None) if row is None else _stamp(row)
+    return NEVER_WRITTEN if row is None else _stamp(row)
 
 
 def _stamp(values: Sequence[Any]) -> tuple[int, str | None]:
