@@ -199,6 +199,39 @@ def test_scores_ahead_serve_a_rank_over_fewer_candidates_restricted_to_them() ->
     assert {s.id for s, _ in ranked} <= {s.id for s in slots[1:]} and ranked
 
 
+def test_a_rank_over_the_slots_scored_ahead_takes_the_order_computed_there() -> None:
+    inner = TieredRecaller(embedder=HashingEmbedder(), lean=True)
+    assert inner.weights.diversity > 0  # the order re-places for diversity: not only a sort
+    recaller = DeferredRecaller(inner)
+    topics = ("parcel", "locker", "boots", "train", "dentist", "rent")
+    slots = [_turn(f"note {i}: the {topics[i % 6]} code is {1000 + i % 7}", i) for i in range(40)]
+    recaller.index(slots)
+    recaller.rank("locker code", slots, 12)  # the largest k asked so far: 12
+    for query, k in (("parcel code 1003", 12), ("the locker and the boots", 7)):
+        expected = inner.rank(query, slots, k)
+        recaller.score_ahead(query)
+        orders: list[int] = []
+        order = inner.order
+
+        def counted(
+            *args: object, _order: object = order, _orders: list[int] = orders, **kwargs: object
+        ) -> object:
+            _orders.append(1)
+            return _order(*args, **kwargs)  # type: ignore[operator]
+
+        inner.order = counted  # type: ignore[assignment,method-assign]
+        ranked = recaller.rank(query, slots, k)
+        del inner.order
+        assert orders == []  # ordered ahead, on the worker
+        assert [(s.id, v) for s, v in ranked] == [(s.id, v) for s, v in expected]
+        assert all(a is b for (a, _), b in zip(ranked, [s for s, _ in expected], strict=True))
+    # a rank asking for more than was ordered ahead orders the scores itself, the same way
+    recaller.score_ahead("rent code")
+    assert [s.id for s, _ in recaller.rank("rent code", slots, 20)] == [
+        s.id for s, _ in inner.rank("rent code", slots, 20)
+    ]
+
+
 def test_served_recall_uses_the_default_weights_but_embeds_no_second_hop_query() -> None:
     from smartctx.core import HashingEmbedder
     from smartctx.retrieval.tiered import TierWeights

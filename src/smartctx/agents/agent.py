@@ -101,9 +101,14 @@ class Agent:
         temperature: float | None = None,
         history_for_providers: int = HISTORY_FOR_PROVIDERS,
         summarizer: LLMSummarizer | None = None,
+        full_snapshots: bool = True,
     ) -> None:
         self.model = model
         self.summarizer = summarizer
+        self.full_snapshots = full_snapshots
+        """False: ``RunResult.snapshot`` holds the window's usage only (budget, tokens, counts
+        per kind, version, log size; no slots or events), for callers that read no more (the
+        service's replies), sparing a copy of every active slot per turn."""
         self.providers: list[ContextProvider] = list(providers)
         self.name = name
         self.temperature = temperature
@@ -242,7 +247,9 @@ class Agent:
         return RunResult(
             reply=reply,
             events=events,
-            snapshot=window.snapshot().to_dict(),
+            snapshot=(
+                window.snapshot() if self.full_snapshots else window.snapshot(0, slots=False)
+            ).to_dict(),
             prompt=prompt,
             user_slot_id=user_slot.id,
             reply_slot_id=reply_slot_id,

@@ -451,7 +451,7 @@ class ContextRegistry:
             "context_id": live.context_id,
             "version": live.version,
             "events": describe_events(live.window, events),
-            "snapshot": compact_snapshot(live.window.snapshot(0).to_dict()),
+            "snapshot": compact_snapshot(live.window.snapshot(0, slots=False).to_dict()),
         }
         for sub in list(subs):
             sub.push(dict(item))

@@ -385,6 +385,7 @@ class SmartctxExecutor(AgentExecutor):
                 ),
                 providers,
                 summarizer=self.summarizer,
+                full_snapshots=False,  # the reply carries the usage only (compact_snapshot)
             )
             thread = thread_of(live, context_id, owner)
             sink = on_token if isinstance(self.model, StreamingChatModel) else None

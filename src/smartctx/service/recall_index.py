@@ -111,6 +111,10 @@ class DeferredRecaller:
         self._pending: dict[str, Slot] = {}
         self._ready_slots: dict[str, Slot] = {}  # the last rank's ready candidates + indexed since
         self._memo: tuple[str, frozenset[str], dict[str, float]] | None = None
+        # score_ahead's ordering of its scores for the largest k asked so far (ready slots,
+        # their scores): a rank over exactly those slots takes its first k
+        self._ordered: tuple[int, list[tuple[Slot, float]]] | None = None
+        self._k = 0
         self.seeded = False  # whether the window's whole archive was noted once
 
     def _ready(self, slot: Slot) -> bool:
@@ -131,27 +135,40 @@ class DeferredRecaller:
                 else:
                     self._pending[slot.id] = slot
             memo, self._memo = self._memo, None
-            self._ready_slots = {s.id: s for s in ready}
+            ordered, self._ordered = self._ordered, None
+            self._ready_slots = by_id = {s.id: s for s in ready}
+            self._k = max(self._k, k)
             if not ready or k <= 0:
                 return []
-            ids = self._ready_slots.keys()
+            ids = by_id.keys()
             if memo is not None and memo[0] == query and ids <= memo[1]:
+                if ordered is not None and len(ids) == len(memo[1]) and k <= ordered[0]:
+                    # the same slots as scored ahead: the order computed there (its first k
+                    # are the order for k: diversity places greedily, one place at a time)
+                    return [(by_id[slot.id], score) for slot, score in ordered[1][:k]]
                 # the archive's ranking restricted to the candidates (the window leaves out
                 # texts it holds or repeats)
                 scored = memo[2]
                 if len(ids) != len(memo[1]):
                     scored = {i: v for i, v in scored.items() if i in ids}
-                return self.inner.order(scored, ready, k, by_id=self._ready_slots)
+                return self.inner.order(scored, ready, k, by_id=by_id)
             return self.inner.rank(query, ready, k)
 
     def score_ahead(self, query: str) -> None:
         """Score the slots the next :meth:`rank` will find ready (those of the last rank plus
         those indexed since, in conversation order) for ``query``, on a worker thread: the
-        ranking, and the second hop's query embedding, then leave the event loop."""
+        ranking, and the second hop's query embedding, and its order for the largest ``k`` a
+        rank asked for (diversity included), then leave the event loop."""
         with self._lock:
             ready = sorted(self._ready_slots.values(), key=_SEQ)
             scores = self.inner.scores(query, ready) if ready and query.strip() else {}
             self._memo = (query, frozenset(s.id for s in ready), scores)
+            k = self._k
+            self._ordered = (
+                (k, self.inner.order(scores, ready, k, by_id=self._ready_slots))
+                if scores and k > 0
+                else None
+            )
 
     def note(self, slots: Sequence[Slot]) -> None:
         """Mark ``slots`` for indexing (those already indexed with this text are skipped)."""

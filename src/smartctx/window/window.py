@@ -447,8 +447,9 @@ class ContextWindow:
         self._notify(start)
         return prompt
 
-    def snapshot(self, recent_events: int = 50) -> Snapshot:
-        """Budget, usage, per-kind counts, active slots and the last ``recent_events`` events."""
+    def snapshot(self, recent_events: int = 50, *, slots: bool = True) -> Snapshot:
+        """Budget, usage, per-kind counts, active slots and the last ``recent_events`` events;
+        without ``slots``, no active slots (the usage alone)."""
         st = self._state
         recent = st.events[-recent_events:] if recent_events > 0 else []
         return Snapshot.build(
@@ -459,7 +460,7 @@ class ContextWindow:
             log_size=len(st.log),
             kind_count=st.kind_count,
             kind_tokens=st.kind_tokens,
-            active=list(st.active.values()),
+            active=list(st.active.values()) if slots else [],
             events=recent,
         )
 
