@@ -119,8 +119,10 @@ _SIZE = re.compile(
 )
 
 
+@lru_cache(maxsize=256)
 def answer_types(question: str) -> tuple[str, ...]:
-    """What ``question`` asks for (empty for a yes/no or open question)."""
+    """What ``question`` asks for (empty for a yes/no or open question; a turn asks it of its
+    question several times: kept for the last few)."""
     if _SIZE.search(question):
         return ("size",)
     out: list[str] = []

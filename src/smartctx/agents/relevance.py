@@ -298,5 +298,12 @@ def _informative(slot: Slot) -> bool:
     if slot.kind is SlotKind.TOOL_LOG:
         return False
     if slot.kind is SlotKind.USER:
-        return not all(is_question(s) for s in split_sentences(slot.text))
+        return not _only_asks(slot.text)
     return True
+
+
+@lru_cache(maxsize=4096)
+def _only_asks(text: str) -> bool:
+    """Whether every sentence of ``text`` is a question (the archived messages a recall ranks
+    come back turn after turn: each text is split once)."""
+    return all(is_question(s) for s in split_sentences(text))
