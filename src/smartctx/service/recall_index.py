@@ -22,9 +22,10 @@ event loop and stalled every other request. Here:
   the same archive), that is before the prompt is assembled, so a recaller is never read
   while it is written, and results are deterministic for a given sequence of turns. That
   provider then scores the recall for the turn's query on the pool too
-  (:meth:`DeferredRecaller.score_ahead`: the ranking over the whole archive and the second
-  hop's query embedding); ``rank`` at assembly uses those scores when its ready candidates are
-  the ones scored, else it scores them itself.
+  (:meth:`DeferredRecaller.score_ahead`: the ranking over the whole archive, the second
+  hop's query embedding and the order with diversity); ``rank`` at assembly takes that order
+  when its ready candidates are the ones scored, restricts those scores when they are fewer,
+  else it scores them itself.
 - :class:`RecallPassages` is the recall index's embedder: a vector the knowledge base already
   computed for a chunk is reused (:meth:`~smartctx.core.embed_cache.CachedEmbedder.remember`),
   other passages are cut to ``max_words`` words (the model's cost grows faster than linearly with
