@@ -134,3 +134,21 @@ async def test_an_owner_never_written_reads_no_tier(db: Database, memory: Person
     assert len(sent) == 1 and "from mem_sync_state" in sent[0], sent  # the stamp only
     await memory.add_pair("newcomer", PairIn("Where is the printer?", "Floor 3", id="n1"))
     assert _ids(await memory.everything("newcomer")) == ["n1"]  # once written, read as before
+
+
+async def test_an_owners_first_pair_moves_what_is_kept_to_their_new_epoch(
+    db: Database, memory: PersonalMemory, clock: ManualClock
+) -> None:
+    """The owner's first write creates their state under a new epoch; this process knows it, so
+    the snapshot kept for the owner never written gains the pair and no tier is read again."""
+    reads, empty = await _statements(db, memory)
+    assert reads == 1 and empty["pairs"] == []
+    await memory.add_pair("ann", PairIn("my desk is 4B", "noted", id="p1", session_id="s1"))
+    reads, kept = await _statements(db, memory)
+    assert reads == 1  # the stamp only
+    assert kept == await _replica(db, clock).everything("ann") and _ids(kept) == ["p1"]
+    # another replica's first write is read afresh: its epoch is not this process's to know
+    other = _replica(db, clock)
+    assert (await other.everything("bo"))["pairs"] == []
+    await memory.add_pair("bo", PairIn("ticket 9 is open", "ok", id="b1", session_id="s1"))
+    assert _ids(await other.everything("bo")) == ["b1"]

@@ -160,3 +160,32 @@ async def test_forget_slots_rewrites_the_log_so_the_context_still_restores(db: D
     assert stored.info.log_size == len(stored.log_slots) == 4
     other = await reg.store.load("p", "c")  # another owner's identical slot is untouched
     assert other is not None and "secret thing" in [s.text for s in other.log_slots]
+
+
+async def test_a_turn_on_a_context_not_held_here_reads_its_probes_with_the_version(
+    db: Database,
+) -> None:
+    """Inside a turn's probing block, a context this process does not hold (a new one, or one
+    stored by another process) is opened after one version read that answers the turn's probes;
+    a new context loads nothing more before it is created."""
+    from sqlalchemy import event
+
+    from smartctx.memory.repository import STAMP_PROBE
+    from smartctx.store import turn_probes
+
+    clock = ManualClock()
+    seen: list[str] = []
+    event.listen(db.engine.sync_engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
+    reg = registry(db, clock)
+    with turn_probes.probing("o", [STAMP_PROBE]):
+        async with reg.session("o", "new", create=reg.options(budget=300)) as live:
+            reads = [s for s in seen if s.lstrip().upper().startswith("SELECT")]
+            assert len(reads) == 1 and "mem_sync_state" in reads[0]  # version and probe
+            assert turn_probes.take(db, STAMP_PROBE.kind, "o") is not turn_probes.MISSING
+            live.add(Slot(SlotKind.USER, "first"))
+    seen.clear()
+    other = registry(db, clock)  # another process: the stored context is not held there
+    with turn_probes.probing("o", [STAMP_PROBE]):
+        async with other.session("o", "new") as live:
+            assert [s.text for s in live.window.active][-1] == "first"
+            assert turn_probes.take(db, STAMP_PROBE.kind, "o") is not turn_probes.MISSING

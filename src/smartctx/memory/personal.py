@@ -32,6 +32,7 @@ from smartctx.memory.repository import (
     STAMP_PROBE,
     audit_view,
     bump,
+    bump_stamp,
     current_stamp,
     current_version,
     cursor_str,
@@ -126,6 +127,7 @@ class PersonalMemory:
         """Store ``pair``; ``known``: the owner's pair ids among it, when the caller knows them
         (None: read them)."""
         now = self.clock.now()
+        epoch: str | None = None  # the owner's new epoch when this is their first write
         async with self.db.session() as s:
             if known is None:
                 known = await pairs.existing_ids(s, owner, [pair.id])
@@ -134,7 +136,7 @@ class PersonalMemory:
                 result = pairs.StoreResult(duplicates=[pair.id])
                 row = await s.get(PairRow, (owner, pair.id))
             else:
-                seq = await bump(s, owner)
+                seq, epoch = await bump_stamp(s, owner)
                 result = await pairs.store_pairs(
                     s, owner, [pair], now=now, seq=seq, vault=self.vault, known=known
                 )
@@ -148,7 +150,9 @@ class PersonalMemory:
                 "version": version_str(seq),
             }
         if result.stored and view is not None:  # committed: what this process keeps moves on
-            self.reads.added_pair(owner, seq - 1, seq, view, profile_changed=bool(result.items))
+            self.reads.added_pair(
+                owner, seq - 1, seq, view, profile_changed=bool(result.items), epoch=epoch
+            )
         return out
 
     async def delete_pair(self, owner: str, pair_id: str) -> dict[str, Any]:

@@ -92,24 +92,39 @@ class StampedReads:
             self._owners.popitem(last=False)
 
     def added_pair(
-        self, owner: str, before: int, after: int, pair: dict[str, Any], *, profile_changed: bool
+        self,
+        owner: str,
+        before: int,
+        after: int,
+        pair: dict[str, Any],
+        *,
+        profile_changed: bool,
+        epoch: str | None = None,
     ) -> None:
         """This process moved ``owner`` from version ``before`` to ``after`` by storing ``pair``
         (a pair view): entries read at ``before`` gain the pair (when their session filter takes
         it, keeping their limit) and move to ``after``; the others, and every entry when the
-        profile changed, are dropped."""
+        profile changed, are dropped. ``epoch``: the owner's epoch when this write created their
+        state (their first write): entries of the owner never written move to it."""
         entries = self._owners.get(owner)
         if not entries:
             return
         for key, (stamp, value) in list(entries.items()):
-            if profile_changed or stamp[0] != before:
+            if (
+                profile_changed
+                or stamp[0] != before
+                or (epoch is not None and stamp[1] is not None)
+            ):
                 del entries[key]
                 continue
             session_id, limit = key
             pairs = value["pairs"]
             if session_id is None or session_id == pair.get("session_id"):
                 pairs = [*pairs, pair][-limit:] if limit > 0 else []
-            entries[key] = ((after, stamp[1]), {**value, "pairs": pairs})
+            entries[key] = (
+                (after, stamp[1] if epoch is None else epoch),
+                {**value, "pairs": pairs},
+            )
 
     def drop(self, owner: str) -> None:
         self._owners.pop(owner, None)

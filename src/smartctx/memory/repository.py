@@ -130,13 +130,19 @@ STAMP_PROBE = Probe(
 
 async def bump(session: AsyncSession, owner: str) -> int:
     """Increment the owner's change counter atomically and return the new value."""
+    return (await bump_stamp(session, owner))[0]
+
+
+async def bump_stamp(session: AsyncSession, owner: str) -> tuple[int, str | None]:
+    """:func:`bump`, with the epoch of the owner's state row when this call created it (the
+    owner's first write: its stamp moves from :data:`NEVER_WRITTEN` to ``(1, epoch)``), else
+    None (the epoch is unchanged)."""
     new = await session.scalar(_BUMP, {"b_owner": owner})
     if new is None:
-        await session.execute(
-            insert(SyncStateRow).values(owner=owner, version=1, epoch=uuid.uuid4().hex)
-        )
-        return 1
-    return int(new)
+        epoch = uuid.uuid4().hex
+        await session.execute(insert(SyncStateRow).values(owner=owner, version=1, epoch=epoch))
+        return 1, epoch
+    return int(new), None
 
 
 async def tombstone(session: AsyncSession, owner: str, kind: str, item_id: str, seq: int) -> None:

@@ -32,6 +32,7 @@ from smartctx.core.errors import Conflict, InvalidInput, NotFound
 from smartctx.core.settings import Settings
 from smartctx.core.slots import Event, Slot, SlotKind
 from smartctx.service.windows import ContextOptions, WindowFactory, make_options
+from smartctx.store import turn_probes
 from smartctx.store.context_lock import ContextLock
 from smartctx.store.context_log import ContextStore, CopyMark
 from smartctx.window import AddResult, ContextWindow, Prompt, touched_by
@@ -367,10 +368,15 @@ class ContextRegistry:
         """
         key = (owner, context_id)
         async with self._lock(key), self._across(owner, context_id):
-            live, stale = self._live.get(key), None
-            if live is not None and await self.store.version(owner, context_id) != live.version:
-                stale, live = self._live.pop(key, None), None
-            if live is None:
+            live, stale, missing = self._live.get(key), None, False
+            if live is not None or turn_probes.pending(owner):
+                # one statement: the version, and a turn's probes of the owner's other stores
+                # (smartctx.store.turn_probes) also for a context this process does not hold
+                version = await self.store.version(owner, context_id)
+                missing = version is None  # under the context's lock: no one creates it now
+                if live is not None and version != live.version:
+                    stale, live = self._live.pop(key, None), None
+            if live is None and not missing:
                 live = await self._reload(owner, context_id, stale)
             if live is None:
                 if create is None:
