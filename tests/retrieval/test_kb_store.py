@@ -48,7 +48,7 @@ async def test_migration_creates_kb_chunks_on_the_knowledge_branch(db: Database)
         tables = (await s.execute(text("SELECT name FROM sqlite_master"))).scalars().all()
         versions = (await s.execute(text("SELECT version_num FROM alembic_version"))).scalars()
         assert {"kb_chunks", "kb_versions"} <= set(tables)
-        assert "0006_i12api" in set(versions)  # the knowledge branch's head
+        assert "0010_i10kbtoken" in set(versions)  # the knowledge branch's head
     await db.migrate()  # idempotent
 
 
@@ -187,3 +187,38 @@ async def test_long_chunks_store_and_reuse_all_their_views(db: Database) -> None
     hits = reader.search("marker3")
     assert [h.source_id for h in hits] == [chunk.source_id]
     assert embedder.passages == 0
+
+
+async def test_owners_stored_before_tokens_get_one_and_a_base_without_one_reads_nothing(
+    db: Database,
+) -> None:
+    from sqlalchemy import event
+
+    from smartctx.retrieval.kb_version import KBWatcher, current
+
+    writer = KnowledgeBase(embedder=CountingEmbedder(), db=db, owner="legacy")
+    writer.add_text("printers.md", PRINTERS)
+    await writer.save()
+    # as stored before revision 0006 wrote tokens: chunks without a token, 0010 not applied
+    async with db.session() as s:
+        await s.execute(text("DELETE FROM kb_versions WHERE owner = 'legacy'"))
+        await s.execute(
+            text(
+                "UPDATE alembic_version SET version_num = '0006_i12api' "
+                "WHERE version_num = '0010_i10kbtoken'"
+            )
+        )
+    assert await current(db, "legacy") == ""
+    await db.migrate()
+    assert await current(db, "legacy") != ""  # backfilled: the base below loads it
+    reader = KBWatcher(KnowledgeBase(embedder=CountingEmbedder(), db=db, owner="legacy"))
+    assert await reader.refresh() and reader.kb.documents()
+    seen: list[str] = []
+    event.listen(db.engine.sync_engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
+    nobody = KBWatcher(KnowledgeBase(embedder=CountingEmbedder(), db=db, owner="nobody"))
+    await nobody.refresh()
+    assert len(seen) == 1 and "kb_versions" in seen[0]  # the token only: no chunk is read
+    writer = KnowledgeBase(embedder=CountingEmbedder(), db=db, owner="nobody")
+    writer.add_text("wifi.md", WIFI)
+    await writer.save()
+    assert await nobody.refresh() and nobody.kb.documents()  # stored since: loaded

@@ -5,7 +5,8 @@ table ``kb_versions`` in the same transaction; ``delete_owner`` deletes it (a fo
 leaves no row). A reader remembers the token it loaded with and reloads when the stored one
 differs: one primary-key lookup per check, nothing proportional to the documents. Tokens are
 random, so "differs" is the only comparison (a forget followed by a write never repeats an old
-token). The table comes from migration ``0006_i12api``.
+token). The table comes from migration ``0006_i12api``; ``0010_i10kbtoken`` gave a token to every
+owner stored before it, so an owner without a token has nothing stored.
 """
 
 from __future__ import annotations
@@ -111,7 +112,11 @@ class KBWatcher:
                 token = await current(db, self.kb.owner)
             if token == self.token:
                 return False
-            await self.kb.load()  # read after the token: a later write shows up next time
+            if token or self.token is not None:
+                # read after the token: a later write shows up next time. No token means
+                # nothing stored (every write renews it; migration 0010 gave one to each owner
+                # stored before tokens), so a base never loaded has nothing to read then.
+                await self.kb.load()
             await asyncio.to_thread(self.kb.prepare)
             self.token = token
             return True
