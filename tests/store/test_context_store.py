@@ -275,3 +275,31 @@ async def test_recall_vectors_travel_with_user_slots_to_the_next_reader(
     assert other.vectors.learned == {}
     plain = await ContextStore(backend.db).load(owner, "c")  # a store that keeps none
     assert plain is not None and len(plain.log_slots) == len(window.log)
+
+
+async def test_a_new_contexts_first_save_is_whole_and_a_second_create_conflicts(
+    backend: Backend, owner: str
+) -> None:
+    """The first save writes the context's row, slots and events together (on PostgreSQL in
+    one statement); creating the same context again is a conflict that writes nothing."""
+    from sqlalchemy import event
+
+    seen: list[str] = []
+    event.listen(
+        backend.db.engine.sync_engine, "before_cursor_execute", lambda *a: seen.append(a[2])
+    )
+    window = ContextWindow(2000, **options())
+    fill(window, range(3))
+    assert await backend.store.save(owner, "c", window, expected_version=0, metadata={"k": 1}) == 1
+    writes = [s for s in seen if s.lstrip().upper().startswith(("INSERT", "WITH", "UPDATE"))]
+    if not backend.db.is_sqlite:
+        assert len(seen) == 1 and len(writes) == 1, seen
+    again = ContextWindow(2000, **options())
+    again.add(Slot(SlotKind.USER, "a different first message"))
+    with pytest.raises(Conflict):
+        await backend.store.save(owner, "c", again, expected_version=0)
+    stored = await backend.store.load(owner, "c")
+    assert stored is not None and stored.version == 1
+    assert (await backend.store.info(owner, "c")).metadata == {"k": 1}
+    restored = ContextWindow.restore(stored.log_slots, stored.events, stored.budget, **options())
+    assert picture(restored) == picture(window)

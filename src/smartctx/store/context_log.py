@@ -236,6 +236,29 @@ SELECT count(*) FROM bump
 """An existing context's save on PostgreSQL (see :meth:`ContextStore._save_in_one_statement`);
 the data-modifying parts all run, and each writes only when ``bump`` moved the version."""
 
+_ONE_STATEMENT_CREATE = sa.text(
+    f"""
+WITH created AS (
+    INSERT INTO contexts (owner, context_id, version, budget, log_size, event_count,
+                          created_at, updated_at, metadata)
+    VALUES (:owner, :context_id, 1, :budget, :log_size, :event_count, :updated_at,
+            :updated_at, COALESCE(CAST(:metadata AS json), CAST('{{}}' AS json)))
+    RETURNING version
+), new_slots AS (
+    INSERT INTO slots ({_columns(slots)})
+    SELECT {_columns(slots)}
+    FROM json_populate_recordset(NULL::slots, CAST(:new_slots AS json))
+), new_events AS (
+    INSERT INTO slot_events ({_columns(slot_events)})
+    SELECT {_columns(slot_events)}
+    FROM json_populate_recordset(NULL::slot_events, CAST(:new_events AS json))
+)
+SELECT count(*) FROM created
+"""
+)
+"""A new context's first save on PostgreSQL: the context row, its slots and its events in one
+statement, which fails whole (a context created meanwhile: the primary key refuses it)."""
+
 
 def _info_from(row: Any) -> ContextInfo:
     return ContextInfo(
@@ -385,7 +408,7 @@ class ContextStore:
         if expected_version < 0:
             raise InvalidInput(f"expected_version must be >= 0, got {expected_version}")
         try:
-            if expected_version > 0 and not self.db.is_sqlite:
+            if not self.db.is_sqlite and not (expected_version == 0 and changes.updated_slots):
                 await self._save_in_one_statement(
                     owner, context_id, changes, expected_version, metadata
                 )
@@ -406,10 +429,11 @@ class ContextStore:
         expected: int,
         metadata: dict[str, Any] | None,
     ) -> None:
-        """The save of an existing context as one statement (PostgreSQL): the version's
-        compare-and-swap and the new slots, changed slots and new events, each written only when
-        the swap took place. One round trip where the transaction took six (BEGIN, four writes,
-        COMMIT); standing alone, it commits or fails whole."""
+        """The save of a context as one statement (PostgreSQL): the version's compare-and-swap
+        (for a new context, ``expected`` 0: its row's insert) and the new slots, changed slots
+        and new events, each written only when the swap took place. One round trip where the
+        transaction took six (BEGIN, four writes, COMMIT); standing alone, it commits or fails
+        whole."""
         values: dict[str, Any] = {
             "owner": owner,
             "context_id": context_id,
@@ -429,8 +453,12 @@ class ContextStore:
             ),
             "new_events": _json_rows(event_row(owner, context_id, e) for e in changes.new_events),
         }
+        statement = _ONE_STATEMENT_SAVE
+        if expected == 0:  # nothing to update in a new context: every slot is new
+            statement = _ONE_STATEMENT_CREATE
+            del values["expected"], values["new_version"], values["updated_slots"]
         async with self.db.atomic_core() as s:
-            moved = (await s.execute(_ONE_STATEMENT_SAVE, values)).scalar_one()
+            moved = (await s.execute(statement, values)).scalar_one()
             if not moved:
                 current = await _current_version(s, owner, context_id)
                 raise self._conflict(owner, context_id, expected, current)
