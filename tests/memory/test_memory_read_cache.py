@@ -152,3 +152,20 @@ async def test_an_owners_first_pair_moves_what_is_kept_to_their_new_epoch(
     assert (await other.everything("bo"))["pairs"] == []
     await memory.add_pair("bo", PairIn("ticket 9 is open", "ok", id="b1", session_id="s1"))
     assert _ids(await other.everything("bo")) == ["b1"]
+
+
+async def test_a_bump_is_one_statement_and_names_the_epoch_it_created(db: Database) -> None:
+    from smartctx.memory.repository import bump_stamp, current_stamp
+
+    seen: list[str] = []
+    sa.event.listen(db.engine.sync_engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
+    async with db.session() as s:
+        first = await bump_stamp(s, "cy")
+    async with db.session() as s:
+        second = await bump_stamp(s, "cy")
+    stamps = [st for st in seen if "mem_sync_state" in st]
+    assert len(stamps) == 2  # one statement each, the owner's first write included
+    async with db.read_core() as c:
+        stamp = await current_stamp(c, "cy")
+    assert first == (1, stamp[1]) and first[1] is not None and second == (2, None)
+    assert stamp == (2, first[1])

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import bindparam, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql.elements import BindParameter
 
@@ -84,12 +84,13 @@ _OWNER: BindParameter[str] = bindparam("owner")
 # Built once: building a statement costs about as much CPU as running it (these run every turn).
 _VERSION = select(SyncStateRow.version).where(SyncStateRow.owner == _OWNER)
 _STAMP = select(SyncStateRow.version, SyncStateRow.epoch).where(SyncStateRow.owner == _OWNER)
-_BUMP = (
-    update(SyncStateRow)
-    .where(SyncStateRow.owner == bindparam("b_owner"))
-    .values(version=SyncStateRow.version + 1)
-    .returning(SyncStateRow.version)
+_BUMP = text(
+    "INSERT INTO mem_sync_state (owner, version, epoch) VALUES (:b_owner, 1, :b_epoch) "
+    "ON CONFLICT (owner) DO UPDATE SET version = mem_sync_state.version + 1 "
+    "RETURNING version, epoch"
 )
+"""The counter's increment, or the owner's first state (version 1 under a new epoch): one
+statement on SQLite and PostgreSQL alike (both have ``ON CONFLICT ... RETURNING``)."""
 
 
 async def current_version(session: AsyncSession, owner: str) -> int:
@@ -137,12 +138,9 @@ async def bump_stamp(session: AsyncSession, owner: str) -> tuple[int, str | None
     """:func:`bump`, with the epoch of the owner's state row when this call created it (the
     owner's first write: its stamp moves from :data:`NEVER_WRITTEN` to ``(1, epoch)``), else
     None (the epoch is unchanged)."""
-    new = await session.scalar(_BUMP, {"b_owner": owner})
-    if new is None:
-        epoch = uuid.uuid4().hex
-        await session.execute(insert(SyncStateRow).values(owner=owner, version=1, epoch=epoch))
-        return 1, epoch
-    return int(new), None
+    epoch = uuid.uuid4().hex
+    version, stored = (await session.execute(_BUMP, {"b_owner": owner, "b_epoch": epoch})).one()
+    return int(version), (epoch if stored == epoch else None)
 
 
 async def tombstone(session: AsyncSession, owner: str, kind: str, item_id: str, seq: int) -> None:
