@@ -28,7 +28,10 @@ def test_compare_names_what_before_measured_and_lists_both_columns() -> None:
 def test_a_profile_counts_statements_and_pool_checkouts_of_real_turns() -> None:
     from smartctx.bench.turn_profile import markdown, run
 
-    result = run(turns=2, warmup=1)
+    result = run(turns=2, warmup=2)
     assert result["errors"] == 0
     assert result["sql_per_turn"] > 0 and result["checkouts_per_turn"] > 0
     assert f"{result['checkouts_per_turn']} pool checkouts per turn" in markdown(result)
+    first = result["sql_first_turns"]  # the new owner's first turns, one count each
+    assert len(first) == 2 and all(n > 0 for n in first)
+    assert f"{first[0]} / {first[1]} SQL statements" in markdown(result)

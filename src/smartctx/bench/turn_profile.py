@@ -67,10 +67,18 @@ async def _profile(
         checkouts[0] += 1
 
     client = TurnClient(handle.url)
+    first: list[int] = []  # statements of each of the new owner's first turns
     try:
         context = "profiled"
-        for _ in range(warmup):
+        for n in range(warmup):
+            if n < FIRST_TURNS:
+                statements[0] = 0
+                event.listen(handle.app.db.engine.sync_engine, "before_cursor_execute", count)
             await client.turn(context)
+            if n < FIRST_TURNS:
+                event.remove(handle.app.db.engine.sync_engine, "before_cursor_execute", count)
+                first.append(statements[0])
+        statements[0] = 0
         event.listen(handle.app.db.engine.sync_engine, "before_cursor_execute", count)
         event.listen(handle.app.db.engine.sync_engine.pool, "checkout", checkout)
         embedded = _embedded(handle.app)
@@ -101,11 +109,17 @@ async def _profile(
         "wall_ms_per_turn": round(1000 * wall / turns, 1),
         "cpu_ms_per_turn": round(1000 * cpu / turns, 1),
         "sql_per_turn": round(statements[0] / turns, 1),
+        "sql_first_turns": first,
         "checkouts_per_turn": round(checkouts[0] / turns, 1),
         "embedded_per_turn": round(embedded / turns, 2),
         "top": [{"function": k, "ms_per_turn": round(1000 * v / turns, 2)} for k, v in top[:40]],
         "text": session and profiler.output_text(unicode=True, color=False, show_all=False),
     }
+
+
+FIRST_TURNS = 3
+"""Warm-up turns whose statements are counted one by one (``sql_first_turns``): a new owner's
+new context, where what later turns find kept is read or created."""
 
 
 def _embedded(app: Any) -> int:
@@ -136,7 +150,14 @@ def markdown(result: dict[str, Any], rows: int = 25) -> str:
         f"{result['sql_per_turn']} SQL statements and "
         f"{result.get('checkouts_per_turn', '-')} pool checkouts per turn, "
         f"{result.get('embedded_per_turn', '-')} texts embedded per turn, "
-        f"{result['errors']} errors.",
+        f"{result['errors']} errors."
+        + (
+            " A new owner's first turns (the warm-up's first, in a new context): "
+            + " / ".join(str(n) for n in result["sql_first_turns"])
+            + " SQL statements."
+            if result.get("sql_first_turns")
+            else ""
+        ),
         "",
         "| function (package: name) | ms per turn (inclusive) |",
         "| --- | ---: |",
