@@ -204,6 +204,18 @@ def _columns(table: sa.Table) -> str:
     return ", ".join(table.c.keys())
 
 
+def _rows_from_json(table: sa.Table, param: str, guard: str = "") -> str:
+    """A data-modifying part that inserts ``table``'s rows given as a JSON array in ``param``
+    (``guard``: a condition they are inserted under)."""
+    columns = _columns(table)
+    where = f"\n    WHERE {guard}" if guard else ""
+    return (
+        f"INSERT INTO {table.name} ({columns})\n    SELECT {columns}\n"
+        f"    FROM json_populate_recordset(NULL::{table.name}, CAST(:{param} AS json)){where}"
+    )
+
+
+_MOVED = "EXISTS (SELECT 1 FROM bump)"
 _ONE_STATEMENT_SAVE = sa.text(
     f"""
 WITH bump AS (
@@ -214,21 +226,15 @@ WITH bump AS (
     WHERE owner = :owner AND context_id = :context_id AND version = :expected
     RETURNING version
 ), new_slots AS (
-    INSERT INTO slots ({_columns(slots)})
-    SELECT {_columns(slots)}
-    FROM json_populate_recordset(NULL::slots, CAST(:new_slots AS json))
-    WHERE EXISTS (SELECT 1 FROM bump)
+    {_rows_from_json(slots, "new_slots", _MOVED)}
 ), changed_slots AS (
     UPDATE slots SET state = u.state, repeat_count = u.repeat_count, pinned = u.pinned
     FROM json_to_recordset(CAST(:updated_slots AS json))
         AS u(slot_id varchar, state varchar, repeat_count integer, pinned boolean)
     WHERE slots.owner = :owner AND slots.context_id = :context_id
-        AND slots.slot_id = u.slot_id AND EXISTS (SELECT 1 FROM bump)
+        AND slots.slot_id = u.slot_id AND {_MOVED}
 ), new_events AS (
-    INSERT INTO slot_events ({_columns(slot_events)})
-    SELECT {_columns(slot_events)}
-    FROM json_populate_recordset(NULL::slot_events, CAST(:new_events AS json))
-    WHERE EXISTS (SELECT 1 FROM bump)
+    {_rows_from_json(slot_events, "new_events", _MOVED)}
 )
 SELECT count(*) FROM bump
 """
@@ -245,13 +251,9 @@ WITH created AS (
             :updated_at, COALESCE(CAST(:metadata AS json), CAST('{{}}' AS json)))
     RETURNING version
 ), new_slots AS (
-    INSERT INTO slots ({_columns(slots)})
-    SELECT {_columns(slots)}
-    FROM json_populate_recordset(NULL::slots, CAST(:new_slots AS json))
+    {_rows_from_json(slots, "new_slots")}
 ), new_events AS (
-    INSERT INTO slot_events ({_columns(slot_events)})
-    SELECT {_columns(slot_events)}
-    FROM json_populate_recordset(NULL::slot_events, CAST(:new_events AS json))
+    {_rows_from_json(slot_events, "new_events")}
 )
 SELECT count(*) FROM created
 """
@@ -437,12 +439,16 @@ class ContextStore:
         values: dict[str, Any] = {
             "owner": owner,
             "context_id": context_id,
-            "expected": expected,
-            "new_version": expected + 1,
             **_sizes(changes, self.clock.now()),
             "metadata": None if metadata is None else json.dumps(dict(metadata)),
             "new_slots": _json_rows(_hex_vectors(self._rows(owner, context_id, changes.new_slots))),
-            "updated_slots": _json_rows(
+            "new_events": _json_rows(event_row(owner, context_id, e) for e in changes.new_events),
+        }
+        statement = _ONE_STATEMENT_CREATE  # a new context: every slot is new
+        if expected > 0:
+            statement = _ONE_STATEMENT_SAVE
+            values["expected"], values["new_version"] = expected, expected + 1
+            values["updated_slots"] = _json_rows(
                 {
                     "slot_id": x.id,
                     "state": x.state.value,
@@ -450,13 +456,7 @@ class ContextStore:
                     "pinned": x.pinned,
                 }
                 for x in changes.updated_slots
-            ),
-            "new_events": _json_rows(event_row(owner, context_id, e) for e in changes.new_events),
-        }
-        statement = _ONE_STATEMENT_SAVE
-        if expected == 0:  # nothing to update in a new context: every slot is new
-            statement = _ONE_STATEMENT_CREATE
-            del values["expected"], values["new_version"], values["updated_slots"]
+            )
         async with self.db.atomic_core() as s:
             moved = (await s.execute(statement, values)).scalar_one()
             if not moved:
