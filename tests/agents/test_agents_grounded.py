@@ -478,6 +478,16 @@ def test_a_question_of_the_users_own_life_is_answered_only_from_what_they_stated
         assert "expenses@" not in answer and "working days" not in answer
     # a fact they never stated is not answered with what they did state
     assert reply([SYSTEM, expenses, intro, desk, user("Who do I report to?")]) == NO_INFORMATION
+    # what they said of their work answers a question of it in other words
+    dana = user("Hi, I'm Dana, I work in finance.")
+    for question in (
+        "Which department am I in?",
+        "What is my job?",
+        "In welcher Abteilung bin ich?",
+    ):
+        answer = reply([SYSTEM, expenses, dana, assistant("Noted."), user(question)])
+        assert "you work in finance" in answer, (question, answer)
+    assert reply([SYSTEM, expenses, dana, user("Which office am I in?")]) == NO_INFORMATION
     # a greeting states nothing: it is not said back
     hello = user("Hello! I'm Omar, I work in the Berlin office as a data analyst.")
     answer = reply([SYSTEM, hello, assistant("Noted."), user("What do you know about me?")])

@@ -79,6 +79,14 @@ def asks_own_words(question: str) -> bool:
 
 
 ABOUT_USER_MAX = 5
+_WORK_ASKED = re.compile(
+    r"\b(?:team|department|company|employer|workplace|job|role|abteilung|firma|equipo"
+    r"|departamento|empresa|équipe|entreprise)\b",
+    re.IGNORECASE,
+)
+"""A question of the user's work (in their words: team, department...), see ``_WORK_STATED``."""
+_WORK_STATED = re.compile(r"\b(?:work|working|arbeite|trabajo|travaille)\b", re.IGNORECASE)
+"""A statement of where the user works ("I work in finance", "ich arbeite bei ...")."""
 """Statements said back at most to "What do you know about me?"."""
 _NAME = re.compile(r"^my name is\b", re.IGNORECASE)
 _SENTENCE_START = re.compile(r"(?<=[.!?:;])\s+")
@@ -336,6 +344,10 @@ class GroundedResponder:
                 ranked = self.ranked(query, stated)[:1]
                 if not ranked and "place" in answer_types(query):
                     ranked = [(s, 1.0, 1.0) for s in stated if has_type(s.text, ("place",))][:1]
+                if not ranked and _WORK_ASKED.search(query):
+                    # "Which department am I in?" after "I work in finance": where they work
+                    # is what they said of their work, whatever word the question uses
+                    ranked = [(s, 1.0, 1.0) for s in stated if _WORK_STATED.search(s.text)][:1]
         elif searched != query:
             # "Who am I?": only what the user said of themselves answers it ("Passwords must
             # not contain your name" does not)
