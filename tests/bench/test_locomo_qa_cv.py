@@ -106,7 +106,7 @@ def test_cross_validation_holds_each_conversation_out(locomo_file: Path) -> None
         assert all(0.0 <= v <= 1.0 for row in table.values() for v in row.values())
     # In-sample picks the best setting for all the data: never below the cross-validated mean.
     assert out["in_sample"]["all"]["5"] >= out["cross_validated"]["all"]["5"]
-    assert len(grid()) == len(set(grid())) == 648 == _product()
+    assert len(grid()) == len(set(grid())) == 1296 == _product()
 
 
 def _product() -> int:
@@ -127,7 +127,7 @@ def test_cli_cv_and_holdout(locomo_file: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
     assert data["conversations"] == 1 and data["holdout"]["conversations"] == 1
-    assert data["cv"]["settings"] == 648 and list(data["cv"]["folds"]) == ["conv-a"]
+    assert data["cv"]["settings"] == 1296 and list(data["cv"]["folds"]) == ["conv-a"]
     text = docs.read_text()
     assert "cross-validated (leave one conversation out)" in text
     assert "held-out conversations (1)" in text and "--llm-url" in text

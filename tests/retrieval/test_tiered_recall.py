@@ -14,7 +14,16 @@ from smartctx.retrieval.multihop import feedback_terms, hop_terms, second_query
 from smartctx.retrieval.tiered import TieredRecaller, TierWeights
 
 OFF = TierWeights(
-    fact=0, session=0, entity=0, date=0, hop=0, speaker=0, neighbour=0, neighbour2=0, hop_feedback=0
+    fact=0,
+    session=0,
+    entity=0,
+    date=0,
+    hop=0,
+    speaker=0,
+    neighbour=0,
+    neighbour2=0,
+    hop_feedback=0,
+    asks=0,
 )
 FILLER = [
     "The traffic on the way home was slow again today",
@@ -61,6 +70,27 @@ def test_it_is_a_recaller_and_rejects_negative_weights() -> None:
     assert isinstance(TieredRecaller(), Recaller)
     with pytest.raises(InvalidInput):
         TierWeights(hop=-1)
+    with pytest.raises(InvalidInput):
+        TierWeights(asks=1.5)
+
+
+def test_a_turn_that_asks_ranks_below_the_answer_that_says_it() -> None:
+    # The question repeats the words asked about; the evidence is the statement beside it.
+    slots = conversation(
+        {
+            4: ("Ben", "What did you make at the pottery class?"),
+            5: ("Ana", "A bowl, at the pottery class."),
+        }
+    )
+    query = "What did Ana make at the pottery class?"
+    plain = TieredRecaller(embedder=HashingEmbedder(), weights=OFF)
+    asks = TieredRecaller(embedder=HashingEmbedder(), weights=replace(OFF, asks=0.3))
+    before, after = plain.scores(query, slots), asks.scores(query, slots)
+    assert before["s1:04"] > before["s1:05"]  # the question matches more of the words
+    assert top(asks, query, slots, 1) == ["s1:05"]
+    # a statement keeps its score; a text that only asks keeps 1 - asks of it
+    assert after["s1:05"] == pytest.approx(before["s1:05"])
+    assert after["s1:04"] == pytest.approx(0.7 * before["s1:04"])
 
 
 def test_a_dated_fact_key_finds_a_turn_that_names_no_date() -> None:

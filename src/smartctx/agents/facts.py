@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from smartctx.agents.text import is_question, split_sentences
+from smartctx.core.sentences import is_question, split_sentences
 
 _REMEMBER = re.compile(
     r"^(?:please\s+)?(?:remember|note|keep\s+in\s+mind|don['’]t\s+forget|for\s+the\s+record)\b"

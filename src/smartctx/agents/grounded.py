@@ -32,15 +32,10 @@ from smartctx.agents.rules import (
     quoted_phrases,
     requested_phrase,
 )
-from smartctx.agents.text import (
-    asks_how,
-    is_question,
-    reports_a_problem,
-    split_sentences,
-    to_second_person,
-)
+from smartctx.agents.text import asks_how, reports_a_problem, to_second_person
 from smartctx.core import Embedder, RetrievalEmbedder
 from smartctx.core.embeddings import Vector
+from smartctx.core.sentences import is_question, split_sentences
 from smartctx.retrieval.analysis import analyze
 
 NO_INFORMATION = "I don't have that information."

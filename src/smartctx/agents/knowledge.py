@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from smartctx.agents.facts import extract_facts, name_fact, stated_facts
-from smartctx.agents.text import is_question, numbered_units
+from smartctx.agents.text import numbered_units
+from smartctx.core.sentences import is_question
 from smartctx.retrieval.analysis import analyze
 from smartctx.window.chat import EARLIER_ASSISTANT, EARLIER_USER, HEADINGS
 from smartctx.window.summarizer import SUMMARY_PREFIX

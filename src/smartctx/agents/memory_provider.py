@@ -17,8 +17,8 @@ from smartctx.agents.memory_store import InMemoryMemoryStore, MemoryItem, Memory
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
 from smartctx.agents.relevance import ABOUT_USER_QUESTION, RelevanceGate, query_for
 from smartctx.agents.rules import compact
-from smartctx.agents.text import is_question
 from smartctx.core import Embedder, InvalidInput, Slot, SlotKind
+from smartctx.core.sentences import is_question
 from smartctx.retrieval.analysis import analyze
 from smartctx.retrieval.hybrid import HybridIndex
 

@@ -27,9 +27,9 @@ import numpy as np
 
 from smartctx.agents.answer_scoring import LIGHT_WORDS, derived_in
 from smartctx.agents.facts import name_fact
-from smartctx.agents.text import is_question, split_sentences
 from smartctx.core import Embedder
 from smartctx.core.recall import Recaller
+from smartctx.core.sentences import is_question, split_sentences
 from smartctx.core.slots import Slot, SlotKind
 from smartctx.retrieval.analysis import analyze
 

@@ -1,13 +1,13 @@
 """Small text helpers shared by the offline responder, the knowledge reader and the fact
-extractor: sentence splitting, question detection, first to second person."""
+extractor: units (sentences, list items whole), how-to questions and problem reports, first to
+second person. Sentences and questions themselves are in :mod:`smartctx.core.sentences`."""
 
 from __future__ import annotations
 
 import re
 
-_BREAK = re.compile(r"\n\s*\n|\n\s*(?=#|[-*+]\s|\d+[.)]\s|>)")
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+(?=[^\s])|(?<=[।])\s*")
-_MARKUP = re.compile(r"^\s*(?:#+|[-*+]|\d+[.)]|>)\s*|\*\*|__")
+from smartctx.core.sentences import BREAK, MARKUP, split_sentences
+
 _FIRST_PERSON = (
     (re.compile(r"\bI am\b"), "you are"),
     (re.compile(r"\bI'm\b"), "you're"),
@@ -18,25 +18,6 @@ _FIRST_PERSON = (
     (re.compile(r"\bmyself\b", re.IGNORECASE), "yourself"),
     (re.compile(r"\bme\b"), "you"),
 )
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``: paragraphs and list items first, then sentence punctuation.
-
-    Markdown markers (headings, bullets, bold) are removed; wrapped lines are joined; headings
-    are dropped (a heading is not an answer).
-    """
-    out: list[str] = []
-    for block in _BREAK.split(text):
-        stripped = block.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        joined = " ".join(line.strip() for line in stripped.splitlines())
-        for piece in _SENTENCE.split(_MARKUP.sub("", joined)):
-            clean = _MARKUP.sub("", piece).strip()
-            if clean:
-                out.append(clean)
-    return out
 
 
 _ITEM = re.compile(r"^\s*(?:[-*+]|(?P<number>\d+)[.)])\s+")
@@ -55,14 +36,14 @@ def numbered_units(text: str) -> list[tuple[str, int | None]]:
     address ..." -> 2), None for any other unit (a sentence, a bullet, a long item cut into
     sentences)."""
     out: list[tuple[str, int | None]] = []
-    for block in _BREAK.split(text):
+    for block in BREAK.split(text):
         stripped = block.strip()
         if not stripped or stripped.startswith("#"):
             continue
         joined = " ".join(line.strip() for line in stripped.splitlines())
         item = _ITEM.match(joined)
         if item is not None and len(joined.split()) <= MAX_ITEM_WORDS:
-            clean = _MARKUP.sub("", _MARKUP.sub("", joined)).strip()
+            clean = MARKUP.sub("", MARKUP.sub("", joined)).strip()
             if clean:
                 number = item.group("number")
                 out.append((clean, int(number) if number is not None else None))
@@ -96,11 +77,6 @@ def to_second_person(sentence: str) -> str:
     for pattern, replacement in _FIRST_PERSON:
         out = pattern.sub(replacement, out)
     return out[:1].upper() + out[1:] if out else out
-
-
-def is_question(sentence: str) -> bool:
-    """True for a question (ends with a question mark, in any script)."""
-    return sentence.rstrip().endswith(("?", "？"))
 
 
 _TROUBLE = re.compile(

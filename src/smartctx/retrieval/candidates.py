@@ -2,7 +2,8 @@
 
 A served window hands its recaller the same archived slots turn after turn, a few more each time.
 :class:`CandidateView` keeps what ranking reads of them (texts, ids, which the filter allows,
-their sessions' neighbourhoods, speaker codes, rows in the turns' index) and grows it by the
+their sessions' neighbourhoods, speaker codes, how much of each only asks, rows in the turns'
+index) and grows it by the
 appended slots only; :meth:`CandidateView.match` tells in C loops whether a list is the same one
 (or the same one grown). Cost: a match is linear in C, an extension linear in the new slots.
 """
@@ -15,6 +16,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from smartctx.core.sentences import asking_share
 from smartctx.core.slots import Slot
 from smartctx.retrieval.keys_tiers import session_of, speaker_of
 from smartctx.retrieval.recall import RecallFilter
@@ -27,8 +29,9 @@ _ID = operator.attrgetter("id")
 class CandidateView:
     """One list of candidates as ranking reads it (see the module doc): the slots, their texts
     and ids, which the filter allows, their sessions' :class:`~.rerank.Neighbourhood`, their
-    speakers (as codes), and, once indexed, their rows in the turns' index. ``serial`` changes
-    whenever the list grows. Built and grown by
+    speakers (as codes), the share of each text that only asks
+    (:func:`~smartctx.core.sentences.asking_share`), and, once indexed, their rows in the turns'
+    index. ``serial`` changes whenever the list grows. Built and grown by
     :meth:`~smartctx.retrieval.tiered.TieredRecaller.view`; read-only to
     others."""
 
@@ -44,6 +47,7 @@ class CandidateView:
         self.hood = Neighbourhood(2)
         self.speakers: dict[str, int] = {}  # non-empty speaker -> code
         self.codes = np.empty(0, dtype=np.intp)  # each slot's speaker code (-1: none)
+        self.asking = np.empty(0)  # each slot's asking_share
         self.shadowed = np.empty(0, dtype=np.intp)  # positions of an id repeated later
         self.rows = np.empty(0, dtype=np.intp)  # rows in the turns' index of slots[:len(rows)]
         self._last: dict[str, int] = {}
@@ -82,6 +86,8 @@ class CandidateView:
             for who in map(speaker_of, tail)
         ]
         self.codes = np.concatenate([self.codes, np.array(codes, dtype=np.intp)])
+        asks = [asking_share(slot.text) for slot in tail]
+        self.asking = np.concatenate([self.asking, np.array(asks, dtype=np.float64)])
         shadowed = []
         for i, slot_id in enumerate(ids, start):
             earlier = self._last.get(slot_id)

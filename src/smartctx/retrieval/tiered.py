@@ -14,8 +14,10 @@ and the service use it like :class:`~smartctx.retrieval.recall.HybridRecaller`).
   ``weights.date``. See :mod:`smartctx.retrieval.multihop` for the second hop; last, each turn
   gains a share of its neighbours' fused scores (:mod:`smartctx.retrieval.rerank`), the
   neighbours read from the candidates' order (give them in conversation order, as the window
-  does) within their session; :meth:`TieredRecaller.order` then re-orders the best turns for
-  diversity (``weights.diversity``, :func:`~smartctx.retrieval.rerank.diversify`);
+  does) within their session, and a turn's score is lowered by the share of it that only asks
+  (``weights.asks``: a question is not evidence, its answer is); :meth:`TieredRecaller.order`
+  then re-orders the best turns for diversity (``weights.diversity``,
+  :func:`~smartctx.retrieval.rerank.diversify`);
 - the weights are global (:class:`TierWeights`), never chosen per query;
 - indexing is incremental: new slots add their fact keys, refresh the summary key of their
   session and the entity keys they mention (re-embedded only when the key text changes); the
@@ -123,6 +125,10 @@ class TierWeights:
     neighbour: float = 0.2
     neighbour2: float = 0.35
     diversity: float = 0.2
+    asks: float = 0.3
+    """How much a turn's score is lowered for what it only asks: its fused score (after the
+    neighbours' shares, so a question still lifts the answer beside it) times ``1 - asks x``
+    the share of its text in questions (:func:`~smartctx.core.sentences.asking_share`)."""
     hop_embed: bool = True
     """Embed the second hop's longer query (else its words are searched with the question's
     own vector: one embedding less per query)."""
@@ -138,10 +144,13 @@ class TierWeights:
             self.neighbour,
             self.neighbour2,
             self.diversity,
+            self.asks,
         )
         counts = (self.hop_depth, self.hop_terms, self.hop_feedback)
         if min(values) < 0 or min(counts) < 0:
             raise InvalidInput(f"tier weights must be >= 0, got {self!r}")
+        if self.asks > 1:
+            raise InvalidInput(f"tier weight asks must be at most 1, got {self.asks}")
 
 
 def named_speakers(query: str, speakers: Iterable[str]) -> frozenset[str]:
@@ -492,6 +501,8 @@ class TieredRecaller:
             return {}
         speakers = frozenset(allowed.speakers)
         fused = self._spread(hop_scores(self, query, allowed.slots, speakers=speakers), view)
+        if self.weights.asks > 0:
+            fused = fused * (1.0 - self.weights.asks * allowed.asking)
         found = np.flatnonzero(fused > 0)
         return dict(zip(allowed.ids[found].tolist(), fused[found].tolist(), strict=True))
 

@@ -38,7 +38,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from smartctx.agents.memory_store import MemoryItem
-from smartctx.agents.text import split_sentences, to_second_person
+from smartctx.agents.text import to_second_person
+from smartctx.core.sentences import split_sentences
 from smartctx.core.slots import Slot
 from smartctx.memory.forget import ForgottenItem
 from smartctx.memory.personal import PersonalMemory

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from smartctx.agents.facts import extract_facts
-from smartctx.agents.text import is_question
 from smartctx.core.errors import InvalidInput
+from smartctx.core.sentences import is_question
 from smartctx.memory.privacy import redact
 from smartctx.service.memories.records import NewMemory
 
