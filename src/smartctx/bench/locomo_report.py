@@ -55,7 +55,9 @@ def markdown(result: LocomoResult, command: str, *, image: str = "bench-locomo.p
         "hits and the rarest words of the first three (pseudo-relevance feedback) and adds its "
         "scores; last, each turn gains a share of the best fused score of the turns one place "
         "(neighbour) and two places (neighbour2) before and after it in its session: an answer "
-        "sits beside its question, a story runs over a speaker's consecutive turns; the best "
+        "sits beside its question, a story runs over a speaker's consecutive turns; then a "
+        "turn's score is multiplied by 1 - asks x the share of its text in questions (a "
+        "question is not evidence, its answer is); the best "
         "100 are then re-ordered for diversity (maximal marginal relevance: each place goes to "
         "the turn with the highest score / best score - diversity x its closeness to a turn "
         "already placed: its highest cosine to one, counted above the pool's mean cosine, "
@@ -184,6 +186,7 @@ TIER_NAMES = (
     "neighbour2",
     "hop_feedback",
     "diversity",
+    "asks",
 )
 
 

@@ -44,8 +44,8 @@ def is_question(sentence: str) -> bool:
 @lru_cache(maxsize=8192)
 def asking_share(text: str) -> float:
     """The share of ``text``'s characters that are in questions (0 for a statement, 1 for a
-    text that only asks): "Wow! What got you into running?" is 0.8, "I'm planning a trip to the
-    East Coast. How about you?" 0.33. A question tells what someone wants to know, not what is
+    text that only asks): "Wow! What got you into running?" is 0.87, "I'm planning a trip to the
+    East Coast. How about you?" 0.27. A question tells what someone wants to know, not what is
     so; its answer, usually the next turn, is the evidence."""
     sentences = split_sentences(text)
     total = sum(len(s) for s in sentences)
