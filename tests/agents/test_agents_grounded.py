@@ -488,6 +488,12 @@ def test_a_question_of_the_users_own_life_is_answered_only_from_what_they_stated
         answer = reply([SYSTEM, expenses, dana, assistant("Noted."), user(question)])
         assert "you work in finance" in answer, (question, answer)
     assert reply([SYSTEM, expenses, dana, user("Which office am I in?")]) == NO_INFORMATION
+    # a city they said they are in answers "where" ("in Berlin" is a place, as an office is)
+    berlin = user("Hi, I'm Dana and I work on the payments team in Berlin.")
+    for question in ("Where am I based?", "Where am I located?"):
+        answer = reply([SYSTEM, expenses, berlin, assistant("Noted."), user(question)])
+        assert "in Berlin" in answer, (question, answer)
+    assert reply([SYSTEM, expenses, dana, user("Where am I based?")]) == NO_INFORMATION
     # a greeting states nothing: it is not said back
     hello = user("Hello! I'm Omar, I work in the Berlin office as a data analyst.")
     answer = reply([SYSTEM, hello, assistant("Noted."), user("What do you know about me?")])

@@ -82,6 +82,13 @@ _WORK_ASKED = re.compile(
 """A question of the user's work (in their words: team, department...), see ``_WORK_STATED``."""
 _WORK_STATED = re.compile(r"\b(?:work|working|arbeite|trabajo|travaille)\b", re.IGNORECASE)
 """A statement of where the user works ("I work in finance", "ich arbeite bei ...")."""
+_PLACE_NAMED = re.compile(
+    r"\b(?i:in|from|at|near|aus|bei|en|de|à|au)\s+(?i:the\s+|der\s+|dem\s+|la\s+|el\s+|le\s+)?"
+    r"[A-ZÀ-ÖØ-Þ][\w-]+"
+)
+"""A place a user's statement names: a preposition and a name ("in Berlin", "aus Hamburg", "en
+Madrid"); with the helpdesk places of ``answer_scoring`` (an office, a floor) it answers "Where
+am I based?"."""
 """Statements said back at most to "What do you know about me?"."""
 _NAME = re.compile(r"^my name is\b", re.IGNORECASE)
 _SENTENCE_START = re.compile(r"(?<=[.!?:;])\s+")
@@ -333,12 +340,16 @@ class GroundedResponder:
             ranked = self._about_user(sentences)
             if ranked and asks_user_fact(query):
                 # "Where do I work?": the statement that bears on it (by its words, or a place
-                # for "where": "from the Munich office"); "Who do I report to?" after an
-                # introduction that names no one is not answered with the introduction
+                # for "where": "from the Munich office", "in Berlin"); "Who do I report to?"
+                # after an introduction that names no one is not answered with the introduction
                 stated = [item[0] for item in ranked]
                 ranked = self.ranked(query, stated)[:1]
                 if not ranked and "place" in answer_types(query):
-                    ranked = [(s, 1.0, 1.0) for s in stated if has_type(s.text, ("place",))][:1]
+                    ranked = [
+                        (s, 1.0, 1.0)
+                        for s in stated
+                        if has_type(s.text, ("place",)) or _PLACE_NAMED.search(s.text)
+                    ][:1]
                 if not ranked and _WORK_ASKED.search(query):
                     # "Which department am I in?" after "I work in finance": where they work
                     # is what they said of their work, whatever word the question uses
