@@ -3,9 +3,9 @@
 A served window hands its recaller the same archived slots turn after turn, a few more each time.
 :class:`CandidateView` keeps what ranking reads of them (texts, ids, which the filter allows,
 their sessions' neighbourhoods, speaker codes, how much of each only asks, rows in the turns'
-index) and grows it by the
-appended slots only; :meth:`CandidateView.match` tells in C loops whether a list is the same one
-(or the same one grown). Cost: a match is linear in C, an extension linear in the new slots.
+index) and grows it by the appended slots only; :meth:`CandidateView.match` tells in C loops
+whether a list is the same one (or the same one grown). Cost: a match is linear in C, an
+extension linear in the new slots (one sentence split each, kept per text).
 """
 
 from __future__ import annotations
