@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from smartctx.agents import text as agents_text
-from smartctx.core.sentences import asking_share, is_question, split_sentences
+from smartctx.core.sentences import asking_share, is_question, only_asks, split_sentences
 
 
 def test_sentences_and_questions() -> None:
@@ -32,3 +32,8 @@ def test_sentences_and_questions() -> None:
 )
 def test_asking_share_counts_the_characters_in_questions(text: str, share: float) -> None:
     assert asking_share(text) == pytest.approx(share)
+
+
+def test_only_asks_is_every_sentence_a_question() -> None:
+    assert only_asks("Did you go? Was it fun?") and only_asks("")
+    assert not only_asks("Yes. Was it fun?") and not only_asks("I went.")

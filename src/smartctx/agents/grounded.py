@@ -74,6 +74,7 @@ def asks_own_words(question: str) -> bool:
 
 
 ABOUT_USER_MAX = 5
+"""Statements said back at most to "What do you know about me?"."""
 _WORK_ASKED = re.compile(
     r"\b(?:team|department|company|employer|workplace|job|role|abteilung|firma|equipo"
     r"|departamento|empresa|équipe|entreprise)\b",
@@ -89,7 +90,6 @@ _PLACE_NAMED = re.compile(
 """A place a user's statement names: a preposition and a name ("in Berlin", "aus Hamburg", "en
 Madrid"); with the helpdesk places of ``answer_scoring`` (an office, a floor) it answers "Where
 am I based?"."""
-"""Statements said back at most to "What do you know about me?"."""
 _NAME = re.compile(r"^my name is\b", re.IGNORECASE)
 _SENTENCE_START = re.compile(r"(?<=[.!?:;])\s+")
 _WORD = re.compile(r"[^\W\d_][\w'-]*")

@@ -29,7 +29,7 @@ from smartctx.agents.answer_scoring import LIGHT_WORDS, derived_in
 from smartctx.agents.facts import name_fact
 from smartctx.core import Embedder
 from smartctx.core.recall import Recaller
-from smartctx.core.sentences import is_question, split_sentences
+from smartctx.core.sentences import only_asks, split_sentences
 from smartctx.core.slots import Slot, SlotKind
 from smartctx.retrieval.analysis import analyze
 
@@ -298,12 +298,5 @@ def _informative(slot: Slot) -> bool:
     if slot.kind is SlotKind.TOOL_LOG:
         return False
     if slot.kind is SlotKind.USER:
-        return not _only_asks(slot.text)
+        return not only_asks(slot.text)
     return True
-
-
-@lru_cache(maxsize=4096)
-def _only_asks(text: str) -> bool:
-    """Whether every sentence of ``text`` is a question (the archived messages a recall ranks
-    come back turn after turn: each text is split once)."""
-    return all(is_question(s) for s in split_sentences(text))

@@ -42,16 +42,29 @@ def is_question(sentence: str) -> bool:
 
 
 @lru_cache(maxsize=8192)
+def _questions(text: str) -> tuple[int, int, bool]:
+    """Characters of ``text``'s sentences in questions, in all, and whether every sentence is
+    one: each text is split once, however often a recall asks (an archive comes back turn after
+    turn)."""
+    sentences = split_sentences(text)
+    flags = [is_question(s) for s in sentences]
+    asked = sum(len(s) for s, flag in zip(sentences, flags, strict=True) if flag)
+    return asked, sum(len(s) for s in sentences), all(flags)
+
+
 def asking_share(text: str) -> float:
     """The share of ``text``'s characters that are in questions (0 for a statement, 1 for a
     text that only asks): "Wow! What got you into running?" is 0.87, "I'm planning a trip to the
     East Coast. How about you?" 0.27. A question tells what someone wants to know, not what is
     so; its answer, usually the next turn, is the evidence."""
-    sentences = split_sentences(text)
-    total = sum(len(s) for s in sentences)
-    if not total:
-        return 0.0
-    return sum(len(s) for s in sentences if is_question(s)) / total
+    asked, total, _ = _questions(text)
+    return asked / total if total else 0.0
 
 
-__all__ = ["asking_share", "is_question", "split_sentences"]
+def only_asks(text: str) -> bool:
+    """Whether every sentence of ``text`` is a question (true for a text with none): it tells
+    nothing without its answer."""
+    return _questions(text)[2]
+
+
+__all__ = ["asking_share", "is_question", "only_asks", "split_sentences"]
