@@ -397,3 +397,37 @@ def test_a_word_met_only_in_the_context_leaves_the_question_to_similarity(
     }
     reply = answer(served, "Quelle est la limite d'hôtel à Londres ?", travel)
     assert "USD 250" in reply and "Flights" not in reply
+
+
+def travel_policy() -> dict[str, str]:
+    """The expense policy's first section as a search brings it (kb:expense-reimbursement.md#1)."""
+    doc = shipped("expense-reimbursement.md")
+    section = doc[: doc.index("## Non-reimbursable")]
+    return {"role": "system", "content": f"[source: kb:expense-reimbursement.md#1] {section}"}
+
+
+@pytest.mark.parametrize(
+    ("question", "start"),
+    [
+        ("Can I fly business class to Singapore?", "Flights: economy class"),
+        ("What is the hotel limit in Singapore?", "Hotels: up to USD 180 per night"),
+        ("What is the hotel limit in London?", "Hotels: up to USD 180 per night"),
+    ],
+)
+def test_a_place_no_sentence_names_is_answered_by_the_rule_stated_in_general(
+    served: GroundedResponder, question: str, start: str
+) -> None:
+    # Singapore, named by no sentence, counted as a missing word of every one: no answer
+    assert answer(served, question, travel_policy()).startswith(start)
+
+
+@pytest.mark.parametrize(
+    "question", ["Can I take a taxi at night?", "Can I take a taxi in Paris at night?"]
+)
+def test_a_second_sentence_of_the_document_must_be_on_the_question_s_topic(
+    served: GroundedResponder, question: str
+) -> None:
+    # the hotel limit shares "night" ("USD 180 per night") but is far from the question's sense
+    out = answer(served, question, travel_policy())
+    assert out.startswith("Taxis: allowed when public transport is not practical")
+    assert "Hotels" not in out

@@ -43,6 +43,10 @@ class IncrementalBM25:
     def __len__(self) -> int:
         return len(self._docs)
 
+    def has_term(self, term: str) -> bool:
+        """Whether some document holds the analysed word ``term``."""
+        return term in self._postings
+
     def add(self, docs: Sequence[list[str]]) -> None:
         """Append documents (token lists) after the present ones."""
         for tokens in docs:

@@ -268,6 +268,10 @@ class HybridIndex:
             self._id_rank = id_ranks(self._ids)
         return self._id_rank
 
+    def has_term(self, term: str) -> bool:
+        """Whether some document holds ``term``, a word as the analyzer gives it."""
+        return self._lexical.has_term(term)
+
     def lexical_scores(self, query: str) -> npt.NDArray[np.float32]:
         """BM25 score of every document (storage order) for ``query``."""
         return self._lexical.scores(self.analyzer(query))

@@ -12,10 +12,13 @@
   with the query and its cosine similarity reaches ``min_similarity``, or, with no shared term
   (another language), when the similarity reaches ``strong_similarity``, or when one of its
   sentences is close to the query for the cross-lingual sentence bridge
-  (:mod:`smartctx.retrieval.kb_sentences`, USE by default, ``bridge_similarity``). The
-  thresholds default per embedder (calibrated on the development split of the
-  ``smartctx bench answers`` questions); candidates are ordered by fused rank (BM25 and the sum
-  of the chunk and best-sentence similarities), ties by id;
+  (:mod:`smartctx.retrieval.kb_sentences`, USE by default, ``bridge_similarity``). A place
+  the query names that no chunk names ("in Singapore") carries no evidence either way: when
+  what is left still has a topic the chunks know, the similarities are those of the query
+  without it (:mod:`smartctx.retrieval.readings`), so a rule stated in general is found for any
+  place it covers. The thresholds default per embedder (calibrated on the development split of
+  the ``smartctx bench answers`` questions); candidates are ordered by fused rank (BM25 and the
+  sum of the chunk and best-sentence similarities), ties by id;
 - three layers, later wins by name: the shipped corpus (``builtin``), the stored documents
   (``load``), the documents added or removed in this process since the last ``save``;
 - persistence is explicit and async (``await kb.load()``, ``await kb.save()``); search is sync.
@@ -44,6 +47,7 @@ from smartctx.retrieval.kb_index import ChunkIndex, DocEntry, embed_documents
 from smartctx.retrieval.kb_sentences import SentenceBridge
 from smartctx.retrieval.kb_sources import builtin_corpus, check_name, discover, read_document
 from smartctx.retrieval.kb_store import KBStore, StoredDocument
+from smartctx.retrieval.readings import general_reading
 from smartctx.store import Database
 
 # (min_similarity with a shared term, strong_similarity without one), measured on the shipped
@@ -323,17 +327,18 @@ class KnowledgeBase:
         """
         if k <= 0 or not query.strip():
             return []
-        self._warm_query(query)
+        self._warm_query(self._judged(query))
         with self._lock:
             index = self._synced()
             if not len(index):
                 return []
+            judged = general_reading(query, index.knows) or query
             low, high = self._thresholds(min_similarity, strong_similarity)
-            lexical, dense = index.scores(query)
+            lexical, dense = index.scores(judged)
             similarity = dense
             relevant = ((lexical > 0) & (dense >= low)) | (dense >= high)
             if self._bridge is not None:
-                bridge = self._bridge.scores(query)
+                bridge = self._bridge.scores(judged)
                 relevant |= bridge >= self.bridge_similarity
                 dense = (dense + 0.3 * np.maximum(bridge, 0.0)).astype(np.float32)
             hits = [
@@ -349,6 +354,15 @@ class KnowledgeBase:
                 for pos, chunk, score in index.rank(lexical, dense, relevant)[:k]
             ]
             return hits
+
+    def _judged(self, query: str) -> str:
+        """What ``search`` judges ``query`` by: without the places the indexed chunks never name,
+        when what is left still has a topic (:func:`~smartctx.retrieval.readings.general_reading`);
+        the query itself before the first search."""
+        with self._lock:
+            index = self._index
+            reading = general_reading(query, index.knows) if index is not None else None
+        return reading or query
 
     def _warm_query(self, query: str) -> None:
         """With caching embedders, embed the query before taking the lock: the model calls of

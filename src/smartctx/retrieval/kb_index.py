@@ -99,6 +99,10 @@ class ChunkIndex:
     def chunk(self, source_id: str) -> Chunk:
         return self._by_id[source_id]
 
+    def knows(self, term: str) -> bool:
+        """Whether an indexed chunk holds ``term`` (an analysed word)."""
+        return self.lexical.has_term(term)
+
     def sync(self, visible: Mapping[str, DocEntry], counter: TokenCounter | None = None) -> None:
         """Index exactly the documents of ``visible`` (embedding new ones first)."""
         stale = [n for n, d in self._docs.items() if visible.get(n) is not d]

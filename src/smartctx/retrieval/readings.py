@@ -1,0 +1,87 @@
+"""A question read in the words of its evidence: what the evidence cannot tell apart left out.
+
+Two kinds of words in a question say nothing of which passage answers it when the evidence
+(a knowledge base, the sentences of a prompt) never uses them, yet they pull the question's
+vector away from the answer and, counted as words no sentence holds, lower every sentence's
+share of the question's words:
+
+- **a place the evidence never names.** "What is the hotel limit in Singapore?" asks for a rule
+  the helpdesk corpus states in general ("Hotels: up to USD 180 per night (USD 250 in London, New
+  York, Tokyo and Zurich)"). The corpus never names Singapore, so the name carries no evidence
+  either way, but it pulls the question away from the rule (USE, the expense chunk: 0.232 for
+  "What is the hotel limit?", 0.185 with "in Singapore", under the knowledge base's 0.2). A
+  rule that holds everywhere holds in Singapore: the question is read as "What is the hotel
+  limit?". Only places are left out: a name (a word, or a run of words, written with a capital)
+  right after an English preposition of place ("in Singapore", "to New York"), because a place
+  is where a rule applies, not what it is about; other names often are the topic ("How do I
+  install Zoom?" is not asking for the VPN client's installation). And only when what is left
+  still holds a word the evidence knows, written in lower case ("hotel", "limit"), so the
+  question keeps a topic of its own; questions in other languages are read as written (a place
+  may be spelt there as the evidence does not spell it: "à Londres" is London).
+
+What "the evidence knows" is the caller's (the knowledge base's vocabulary, the words of a
+prompt's sentences), as analysed words (:func:`~smartctx.retrieval.analysis.analyze`). Pure
+functions; the cost is a regular expression and the analysis of a few words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from smartctx.retrieval.analysis import analyze
+
+Knows = Callable[[str], bool]
+"""Whether the evidence holds an analysed word."""
+
+_NAME = r"[A-ZÀ-ÖØ-Þ][^\W\d_]+(?:[-'][^\W\d_]+)*"
+_PLACE = re.compile(
+    r"(?<![\w-])(?P<prep>(?i:in|into|to|from|at|near|around|across|outside))\s+"
+    rf"(?P<name>{_NAME}(?:\s+{_NAME})*)(?![\w-])"
+)
+"""An English preposition of place and a name of two letters or more: "in Singapore", "to New
+York". An all-capitals word is an acronym ("in USD"), not a place."""
+_WORD = re.compile(r"[^\W\d_][\w'-]*")
+MIN_LETTERS = 3
+"""A known word this short ("s" of "what's") does not make a topic."""
+
+
+def unknown_places(text: str, knows: Knows) -> list[str]:
+    """The places ``text`` names (see the module docstring) whose words the evidence does not
+    all hold, in order: "London" is not one when the evidence names London, "New Delhi" is one
+    when it holds "new" but not "delhi"."""
+    out: list[str] = []
+    for match in _PLACE.finditer(text):
+        name = match.group("name")
+        if any(word.isupper() for word in name.split()):
+            continue  # "in USD", "to HR": an acronym
+        tokens = analyze(name)
+        if tokens and not all(knows(t) for t in tokens):
+            out.append(name)
+    return out
+
+
+def _has_topic(text: str, knows: Knows) -> bool:
+    """Whether ``text`` holds a known word of :data:`MIN_LETTERS` or more written in lower case."""
+    return any(
+        len(token) >= MIN_LETTERS and knows(token)
+        for word in _WORD.findall(text)
+        if word[0].islower()
+        for token in analyze(word)
+    )
+
+
+def general_reading(text: str, knows: Knows) -> str | None:
+    """``text`` read in the words of its evidence (see the module docstring): without its unknown
+    places, each with its preposition ("What is the hotel limit in Singapore?" -> "What is the
+    hotel limit?"). ``None`` when nothing is to be left out, or when what is left holds no known
+    word written in lower case."""
+    places = set(unknown_places(text, knows))
+    if not places:
+        return None
+    reading = _PLACE.sub(lambda m: "" if m.group("name") in places else m.group(0), text)
+    reading = re.sub(r"\s+([?!.,;:])", r"\1", " ".join(reading.split())).lstrip(" ,;:")
+    return reading if _has_topic(reading, knows) else None
+
+
+__all__ = ["Knows", "general_reading", "unknown_places"]

@@ -1,0 +1,82 @@
+"""A question read in the words of its evidence (smartctx.retrieval.readings), and the knowledge
+base judging a question by that reading."""
+
+from __future__ import annotations
+
+import pytest
+
+from smartctx.retrieval.analysis import analyze
+from smartctx.retrieval.kb import KnowledgeBase
+from smartctx.retrieval.readings import general_reading, unknown_places
+
+EVIDENCE = frozenset(
+    analyze("Hotels: up to USD 180 per night (USD 250 in London, New York and Tokyo). Taxis.")
+)
+
+
+def knows(term: str) -> bool:
+    return term in EVIDENCE
+
+
+@pytest.mark.parametrize(
+    ("question", "reading"),
+    [
+        ("What is the hotel limit in Singapore?", "What is the hotel limit?"),
+        ("Can I take a taxi in Paris at night?", "Can I take a taxi at night?"),
+        ("In Singapore, what is the hotel limit?", "what is the hotel limit?"),
+        ("What is the hotel limit in New Delhi?", "What is the hotel limit?"),
+    ],
+)
+def test_a_place_the_evidence_never_names_is_left_out(question: str, reading: str) -> None:
+    assert general_reading(question, knows) == reading
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the hotel limit in London?",  # the evidence names London
+        "What is the hotel limit in USD?",  # an acronym, not a place
+        "How do I install Zoom?",  # a name that is the topic
+        "What is the population of Singapore?",  # nothing the evidence knows is left
+        "Who is the mayor in Singapore?",
+        "Quelle est la limite d'hôtel à Londres ?",  # another language: as written
+        "Wie hoch ist das Hotellimit in Singapur?",
+    ],
+)
+def test_other_questions_are_read_as_written(question: str) -> None:
+    assert general_reading(question, knows) is None
+
+
+def test_unknown_places_are_the_names_after_a_preposition_of_place() -> None:
+    assert unknown_places("Can I fly to Singapore via Tokyo from Hong Kong?", knows) == [
+        "Singapore",
+        "Hong Kong",
+    ]
+
+
+@pytest.fixture(scope="module")
+def helpdesk() -> KnowledgeBase:
+    kb = KnowledgeBase.builtin()  # USE, the served default
+    kb.prepare()
+    return kb
+
+
+@pytest.mark.parametrize(
+    ("question", "general"),
+    [
+        ("What is the hotel limit in Singapore?", "What is the hotel limit?"),
+        ("Can I fly business class to Singapore?", "Can I fly business class?"),
+    ],
+)
+def test_the_knowledge_base_finds_the_general_rule_for_a_place_it_never_names(
+    helpdesk: KnowledgeBase, question: str, general: str
+) -> None:
+    # "in Singapore" pulled the travel limits under the gate and the hotel Wi-Fi tip above it
+    found = [hit.source_id for hit in helpdesk.search(question, k=3)]
+    assert found == [hit.source_id for hit in helpdesk.search(general, k=3)]
+    assert found[0] == "kb:expense-reimbursement.md#1"
+
+
+def test_a_place_does_not_make_an_off_topic_question_relevant(helpdesk: KnowledgeBase) -> None:
+    assert helpdesk.search("What is the best hotel in Singapore?", k=3) == []
+    assert helpdesk.search("What's the weather in Singapore?", k=3) == []
