@@ -288,6 +288,24 @@ def test_a_question_about_what_the_user_said_is_answered_from_their_words() -> N
     assert reply(messages) == "Your desk is 4B. [source: conversation]"
 
 
+def test_each_question_of_a_message_is_answered_on_its_own() -> None:
+    said = [SYSTEM, LEAVE, user("I work on the payments team in Berlin."), assistant("Noted.")]
+    alone = reply([*said, user("What did I tell you about my team?")])
+    assert alone == "You work on the payments team in Berlin. [source: conversation]"
+    # the question nothing answers does not hide the one the conversation answers
+    both = reply(
+        [*said, user("Did you ask me anything before? What did I tell you about my team?")]
+    )
+    assert both == alone
+    # each answered question gets its answer, once, in the order asked
+    leave_and_team = reply([*said, user("How many days of annual leave do I get? What's my team?")])
+    assert leave_and_team == (
+        "Full-time employees have 25 days of paid annual leave. [source: kb:leave.md#1] "
+        "You work on the payments team in Berlin. [source: conversation]"
+    )
+    assert reply([*said, user("Did you ask me anything before? Is it raining?")]) == NO_INFORMATION
+
+
 INTRODUCED = [
     SYSTEM,
     LEAVE,

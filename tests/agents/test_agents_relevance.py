@@ -36,6 +36,24 @@ def test_lexical_gate_keeps_items_sharing_most_of_the_request() -> None:
     assert [t for t, _ in kept] == ["My laptop battery dies quickly"]  # each text once
 
 
+@pytest.mark.parametrize("embedder", [None, HashingEmbedder()])
+def test_each_question_of_a_request_is_judged_on_its_own(embedder: HashingEmbedder | None) -> None:
+    gate = RelevanceGate(embedder, threshold=LEXICAL_ONLY)
+    team = "I work on the payments team in Berlin."
+    both = "Did you ask me anything before? What is my team?"
+    alone = gate.scores("What is my team?", [team])[0]
+    asked = gate.scores(both, [team], each_question=True)[0]
+    # the first question's words no longer drown the second's
+    assert asked == pytest.approx(alone) and asked >= gate.threshold
+    assert gate.scores(both, [team])[0] < gate.threshold  # the message as one request
+    assert [t for t, _ in gate.select(both, [team], lambda t: t)] == [team]
+    other = "Did you ask me anything before? Is it raining?"
+    assert gate.scores(other, [team], each_question=True)[0] < 0.3
+    # the recaller judges the user's message by each question too
+    slot = Slot(SlotKind.USER, team)
+    assert GatedRecaller(InOrder(), gate).rank(both, [slot], 5) == [(slot, 1.0)]
+
+
 def test_symmetric_scoring_lets_a_short_value_match_a_longer_request() -> None:
     gate = RelevanceGate(None)
     assert gate.scores("clean the bedroom now please", ["bedroom"])[0] < LEXICAL_ONLY

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from smartctx.agents import text as agents_text
-from smartctx.core.sentences import asking_share, is_question, only_asks, split_sentences
+from smartctx.core.sentences import (
+    asked_parts,
+    asking_share,
+    is_question,
+    only_asks,
+    split_sentences,
+)
 
 
 def test_sentences_and_questions() -> None:
@@ -37,3 +43,17 @@ def test_asking_share_counts_the_characters_in_questions(text: str, share: float
 def test_only_asks_is_every_sentence_a_question() -> None:
     assert only_asks("Did you go? Was it fun?") and only_asks("")
     assert not only_asks("Yes. Was it fun?") and not only_asks("I went.")
+
+
+def test_asked_parts_are_the_questions_of_a_message_with_what_leads_to_each() -> None:
+    assert asked_parts("Did you ask me anything before? What did I tell you about my team?") == [
+        "Did you ask me anything before?",
+        "What did I tell you about my team?",
+    ]
+    assert asked_parts("My laptop broke. Who do I call? How long does it take? Thanks.") == [
+        "My laptop broke. Who do I call?",
+        "How long does it take? Thanks.",
+    ]
+    # one question (with or without statements around it) is the message itself
+    for text in ("What is the hotel limit?", "I'm new. Where is the IT desk?", "Thanks.", ""):
+        assert asked_parts(text) == [text]

@@ -163,3 +163,17 @@ async def test_confirmed_profile_items_reach_the_turns_they_bear_on(
 
     assert not profile & memory_sources(chatter.events), chatter.events  # relevant recall only
     assert profile & memory_sources(related.events), related.events
+
+
+async def test_each_question_of_a_message_counts_here_and_in_the_owner_s_other_contexts(
+    start_server: StartServer,
+) -> None:
+    server = start_server(kb_top_k=0)
+    both = "Did you ask me anything before? What did I tell you about my team?"
+    async with SmartctxClient(server.url, owner="dana") as dana:
+        said = await dana.send("I work on the payments team in Berlin.")
+        here = await dana.send(both, context_id=said.context_id)
+        elsewhere = await dana.send(both)  # a new context of the same owner
+    assert here.text == "You work on the payments team in Berlin. [source: conversation]"
+    assert elsewhere.context_id != said.context_id
+    assert elsewhere.text.startswith("You work on the payments team in Berlin. [source: mem:")

@@ -35,7 +35,7 @@ from smartctx.agents.rules import (
 from smartctx.agents.text import asks_how, reports_a_problem, to_second_person
 from smartctx.core import Embedder, RetrievalEmbedder
 from smartctx.core.embeddings import Vector
-from smartctx.core.sentences import is_question, split_sentences
+from smartctx.core.sentences import asked_parts, is_question, split_sentences
 from smartctx.retrieval.analysis import analyze
 from smartctx.retrieval.readings import general_reading
 
@@ -206,7 +206,9 @@ class GroundedResponder:
        step. What the user said about themselves is turned to the second person. A question in
        another language gets a lead-in in its language naming the document quoted (none before
        what the user said), then the evidence as written
-       (:mod:`smartctx.agents.language`). When nothing qualifies the reply is
+       (:mod:`smartctx.agents.language`). A message that asks several questions is answered
+       question by question (:func:`~smartctx.core.sentences.asked_parts`): the answers found,
+       each once, in the order asked. When nothing qualifies the reply is
        :data:`NO_INFORMATION` (in another language, its translation followed by it).
     5. **Post-filter.** A reply containing a forbidden phrase (ignoring case, spacing and
        punctuation: "I-GIVE  up!" counts) is replaced by a refusal from :data:`REFUSALS` that
@@ -303,7 +305,7 @@ class GroundedResponder:
                 else:  # "Notiert: Ich arbeite im Hamburger Büro."
                     reply = " ".join([noted, *(f[:1].upper() + f[1:] for f in facts)])
             else:
-                reply = self.answer(query, chat, previous=previous)
+                reply = self._answer_each(query, chat, previous=previous)
         if contains_phrase(reply, rules) is not None:
             return self.refusal(rules)
         return reply
@@ -317,6 +319,30 @@ class GroundedResponder:
                 return candidate
         return "..."
 
+    def _answer_each(
+        self, query: str, messages: Sequence[dict[str, str]], *, previous: str | None
+    ) -> str:
+        """The answers to the questions of ``query`` (:func:`asked_parts`) that the context
+        answers, each said once, in the order asked ("Did you ask me anything before? What did I
+        tell you about my team?" is answered by what the user said of their team); a question
+        follows the one before it (:meth:`answer`'s ``previous``). When none is answered (or the
+        message asks one question), the answer to the whole message, or the abstention."""
+        parts = asked_parts(query)
+        answers: list[str] = []
+        for n, part in enumerate(parts if len(parts) > 1 else []):
+            before = parts[n - 1] if n else previous
+            answered = self.answer(part, messages, previous=before, abstain=False, message=query)
+            if answered and answered not in answers:
+                answers.append(answered)
+        if not answers:
+            return self.answer(query, messages, previous=previous)
+        reply = answers[0]
+        for answered in answers[1:]:
+            # a numbered procedure starts on its own line, and so does what follows one
+            gap = "\n" if _NUMBERED.match(answered) or "\n" in reply else " "
+            reply += gap + answered
+        return reply
+
     def answer(
         self,
         query: str,
@@ -324,14 +350,16 @@ class GroundedResponder:
         *,
         previous: str | None = None,
         abstain: bool = True,
+        message: str | None = None,
     ) -> str:
         """The grounded answer to ``query`` from ``messages``, or the abstention ("" instead
         with ``abstain=False``). A follow-up that names too little to be answered alone ("and
         then?") is read with the ``previous`` user message when it alone finds nothing (see
-        :func:`~smartctx.agents.relevance.contextual_query`)."""
+        :func:`~smartctx.agents.relevance.contextual_query`). ``message`` is the user message
+        ``query`` is one question of, whose knowledge this turn retrieved."""
         lang = detect_language(query)
         sentences = extract_knowledge(messages)
-        current = current_retrieval(messages, query)
+        current = current_retrieval(messages, message or query)
         if current:
             # in a long thread older documents stay in the window: this turn's answer first
             fresh = [s for s in sentences if not s.source.startswith("kb:") or s.source in current]

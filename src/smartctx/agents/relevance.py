@@ -9,7 +9,9 @@ scores remembered texts (pairs, summaries, profile items, long-term items) again
 - similarity: the cosine of the two under the similarity embedder (USE multilingual), so a
   German request meets an English memory;
 
-``score = max(lexical, similarity)`` and an item is relevant at ``threshold`` or above.
+``score = max(lexical, similarity)`` and an item is relevant at ``threshold`` or above; a user's
+message that asks several questions ("Did you ask me anything before? What did I tell you about
+my team?") scores as the best of itself and each of its questions (:func:`asked_parts`).
 :meth:`select` keeps the relevant items, best first, each once, within a token allowance, so
 memory never crowds out the turn's evidence. The threshold is calibrated on the development
 split of ``smartctx bench answers`` (see :data:`THRESHOLDS`). Cost: one batch embedding of the
@@ -29,7 +31,7 @@ from smartctx.agents.answer_scoring import LIGHT_WORDS, derived_in
 from smartctx.agents.facts import name_fact
 from smartctx.core import Embedder
 from smartctx.core.recall import Recaller
-from smartctx.core.sentences import only_asks, split_sentences
+from smartctx.core.sentences import asked_parts, only_asks, split_sentences
 from smartctx.core.slots import Slot, SlotKind
 from smartctx.retrieval.analysis import analyze
 
@@ -97,25 +99,38 @@ class RelevanceGate:
             )
         self.threshold = threshold
 
-    def scores(self, request: str, texts: Sequence[str], *, symmetric: bool = False) -> list[float]:
+    def scores(
+        self,
+        request: str,
+        texts: Sequence[str],
+        *,
+        symmetric: bool = False,
+        each_question: bool = False,
+    ) -> list[float]:
         """The hybrid score of every text against ``request``. ``symmetric`` also counts the
         share of the text's words found in the request (for short items such as a profile value:
-        "안방" bears on "안방 청정 시작해줘")."""
+        "안방" bears on "안방 청정 시작해줘"); ``each_question``: a request that asks several
+        questions (a user's message) scores as the best of itself and each of them."""
         if not texts:
             return []
-        terms = _topic_terms(request)
-        asked = frozenset(terms)
-        lexical = [_sentence_overlap(terms, t) for t in texts]
-        if symmetric:
-            lexical = [
-                max(lex, _overlap(list(_terms(t)), asked))
-                for lex, t in zip(lexical, texts, strict=True)
-            ]
+        parts = asked_parts(request) if each_question else []
+        requests = [request, *parts] if len(parts) > 1 else [request]
+        best = [0.0] * len(texts)
+        for part in requests:
+            terms = _topic_terms(part)
+            asked = frozenset(terms)
+            lexical = [_sentence_overlap(terms, t) for t in texts]
+            if symmetric:
+                lexical = [
+                    max(lex, _overlap(list(_terms(t)), asked))
+                    for lex, t in zip(lexical, texts, strict=True)
+                ]
+            best = [max(b, lex) for b, lex in zip(best, lexical, strict=True)]
         if self.embedder is None:
-            return lexical
-        vectors = np.asarray(self.embedder.embed([request, *texts]), dtype=np.float32)
-        cosines = vectors[1:] @ vectors[0]
-        return [max(lex, float(cos)) for lex, cos in zip(lexical, cosines, strict=True)]
+            return best
+        vectors = np.asarray(self.embedder.embed([*requests, *texts]), dtype=np.float32)
+        cosines = (vectors[len(requests) :] @ vectors[: len(requests)].T).max(axis=1)
+        return [max(lex, float(cos)) for lex, cos in zip(best, cosines, strict=True)]
 
     def select(
         self,
@@ -129,7 +144,9 @@ class RelevanceGate:
     ) -> list[tuple[T, float]]:
         """The relevant ``items``, best first, each text once, at most ``allowance`` tokens in
         all (``tokens`` measures one item)."""
-        values = self.scores(request, [text(i) for i in items], symmetric=symmetric)
+        values = self.scores(
+            request, [text(i) for i in items], symmetric=symmetric, each_question=True
+        )
         scored = sorted(
             zip(items, values, strict=True),
             key=lambda pair: -pair[1],
@@ -232,14 +249,14 @@ class GatedRecaller:
     only ask are dropped (a tool log records what an earlier turn retrieved and a question
     without its answer tells nothing; the evidence and the answer are candidates themselves),
     the best ``top`` left are scored by ``gate`` (against the query, and against its last line
-    alone when :func:`contextual_query` put the previous message before it), and those under the
-    gate's threshold are dropped. So an archived slot comes back into a prompt only when it is
-    relevant to the request, as memory does. A question of what is known of the user
-    (:data:`ABOUT_USER_QUESTION`, see :func:`query_for`) gets the user's latest statements
-    instead (messages whose ``stated`` metadata the agent set). The inner ranking's order and
-    scores are kept;
-    ``inner`` is public (a server finds its indexing recaller through it). Cost per call: the
-    inner ranking plus one or two batch embeddings of at most ``top`` texts (cached by the
+    alone when :func:`contextual_query` put the previous message before it; the user's message
+    by each of its questions too), and those under the gate's threshold are dropped. So an
+    archived slot comes back into a prompt only when it is relevant to the request, as memory
+    does. A question of what is known of the user (:data:`ABOUT_USER_QUESTION`, see
+    :func:`query_for`) gets the user's latest statements instead (messages whose ``stated``
+    metadata the agent set). The inner ranking's order and scores are kept; ``inner`` is public
+    (a server finds its indexing recaller through it). Cost per call: the inner ranking plus one
+    or two batch embeddings of at most ``top`` texts and the request's questions (cached by the
     embedder).
     """
 
@@ -268,12 +285,14 @@ class GatedRecaller:
             for text in _judged_texts(slot):
                 owners.append(n)
                 texts.append(text)
-        scored = list(self.gate.scores(query, texts, symmetric=True))
         current = query.rsplit("\n", 1)[-1]
-        if current.strip() and current != query:
+        searched_with = bool(current.strip()) and current != query
+        # the user's message is judged by each of its questions too
+        scored = self.gate.scores(query, texts, symmetric=True, each_question=not searched_with)
+        if searched_with:
             # a short request searched with the message before it (contextual_query) is judged
             # on its own too: "What is my name?" after "How many vacation days do I get?"
-            alone = self.gate.scores(current, texts, symmetric=True)
+            alone = self.gate.scores(current, texts, symmetric=True, each_question=True)
             scored = [max(a, b) for a, b in zip(scored, alone, strict=True)]
         values = [0.0] * len(kept)
         for n, value in zip(owners, scored, strict=True):

@@ -2,8 +2,9 @@
 
 Shared by the engine's neighbours above it: the offline responder and the knowledge reader split
 answers into sentences (:mod:`smartctx.agents.text` re-exports these), and recall discounts what a
-turn asks (:mod:`smartctx.retrieval.tiered`). Pure functions; :func:`asking_share` is cached per
-text, since a recaller sees the same archived turns query after query.
+turn asks (:mod:`smartctx.retrieval.tiered`); a message that asks several questions is read as
+each of them (:func:`asked_parts`). Pure functions; :func:`asking_share` and :func:`asked_parts`
+are cached per text, since a recaller sees the same archived turns query after query.
 """
 
 from __future__ import annotations
@@ -61,10 +62,36 @@ def asking_share(text: str) -> float:
     return asked / total if total else 0.0
 
 
+@lru_cache(maxsize=4096)
+def _asked(text: str) -> tuple[str, ...]:
+    parts: list[str] = []
+    pending: list[str] = []
+    for sentence in split_sentences(text):
+        pending.append(sentence)
+        if is_question(sentence):
+            parts.append(" ".join(pending))
+            pending = []
+    if len(parts) < 2:
+        return (text,)
+    if pending:  # "...? Thanks." closes the last question
+        parts[-1] = " ".join([parts[-1], *pending])
+    return tuple(parts)
+
+
+def asked_parts(text: str) -> list[str]:
+    """The questions of ``text`` when it asks two or more, each with the statements just before
+    it ("Did you ask me anything before? My laptop broke. Who do I call?" gives "Did you ask me
+    anything before?" and "My laptop broke. Who do I call?"; what follows the last question
+    joins it), else ``[text]``. Each question of a message is one request: judged together, a
+    question the evidence answers is drowned by the words of one it does not (cached per
+    text)."""
+    return list(_asked(text))
+
+
 def only_asks(text: str) -> bool:
     """Whether every sentence of ``text`` is a question (true for a text with none): it tells
     nothing without its answer."""
     return _questions(text)[2]
 
 
-__all__ = ["asking_share", "is_question", "only_asks", "split_sentences"]
+__all__ = ["asked_parts", "asking_share", "is_question", "only_asks", "split_sentences"]
