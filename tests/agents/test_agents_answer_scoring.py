@@ -431,3 +431,8 @@ def test_a_second_sentence_of_the_document_must_be_on_the_question_s_topic(
     out = answer(served, question, travel_policy())
     assert out.startswith("Taxis: allowed when public transport is not practical")
     assert "Hotels" not in out
+
+
+def test_a_per_diem_is_answered_by_the_daily_allowance(served: GroundedResponder) -> None:
+    out = answer(served, "What is the per diem?", travel_policy())
+    assert out.startswith("Meals: a daily allowance of USD 60 while travelling")

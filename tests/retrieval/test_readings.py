@@ -7,7 +7,7 @@ import pytest
 
 from smartctx.retrieval.analysis import analyze
 from smartctx.retrieval.kb import KnowledgeBase
-from smartctx.retrieval.readings import general_reading, unknown_places
+from smartctx.retrieval.readings import general_reading, plain_words, unknown_places
 
 EVIDENCE = frozenset(
     analyze("Hotels: up to USD 180 per night (USD 250 in London, New York and Tokyo). Taxis.")
@@ -54,6 +54,19 @@ def test_unknown_places_are_the_names_after_a_preposition_of_place() -> None:
     ]
 
 
+def test_a_latin_expression_the_evidence_never_uses_is_read_in_plain_words() -> None:
+    assert plain_words("What is the meal per diem?", knows) == "What is the meal daily allowance?"
+    assert plain_words("Per capita limit?", knows) == "per person limit?"
+    meals = frozenset(analyze("Meals: a daily allowance of USD 60 while travelling."))
+    assert general_reading("What is the Per Diem in Singapore?", meals.__contains__) == (
+        "What is the daily allowance?"
+    )
+    # evidence that says "per diem" is searched with it
+    said = frozenset(analyze("The per diem is USD 60."))
+    assert plain_words("What is the per diem?", said.__contains__) == "What is the per diem?"
+    assert general_reading("What is the per diem?", said.__contains__) is None
+
+
 @pytest.fixture(scope="module")
 def helpdesk() -> KnowledgeBase:
     kb = KnowledgeBase.builtin()  # USE, the served default
@@ -80,3 +93,11 @@ def test_the_knowledge_base_finds_the_general_rule_for_a_place_it_never_names(
 def test_a_place_does_not_make_an_off_topic_question_relevant(helpdesk: KnowledgeBase) -> None:
     assert helpdesk.search("What is the best hotel in Singapore?", k=3) == []
     assert helpdesk.search("What's the weather in Singapore?", k=3) == []
+
+
+@pytest.mark.parametrize("question", ["What is the meal per diem?", "How much per diem do I get?"])
+def test_the_knowledge_base_finds_the_daily_allowance_asked_for_as_a_per_diem(
+    helpdesk: KnowledgeBase, question: str
+) -> None:
+    # USE does not bring "per diem" near "a daily allowance": the question fell under the gate
+    assert helpdesk.search(question, k=1)[0].source_id == "kb:expense-reimbursement.md#1"

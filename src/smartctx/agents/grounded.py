@@ -189,9 +189,10 @@ class GroundedResponder:
     4. **Grounded answer.** Otherwise the sentences and list items of the sourced context
        (``rag_doc``, ``memory``, recalled and summary text, facts the user stated earlier; see
        :mod:`smartctx.agents.knowledge`; never instructions, tool logs or the model's own
-       replies) are scored against the query by :func:`smartctx.agents.answer_scoring.score`:
-       lexical overlap, multilingual similarity (with an ``embedder``), the answer type the
-       question asks for and the names and numbers it repeats. A sentence sharing a word with
+       replies) are scored against the query (read in their words, see :meth:`ranked`) by
+       :func:`smartctx.agents.answer_scoring.score`: lexical overlap, multilingual similarity
+       (with an ``embedder``), the answer type the question asks for and the names and numbers
+       it repeats. A sentence sharing a word with
        the query answers when its score reaches ``threshold``; one sharing none (another
        language) when its similarity reaches ``strong_similarity``. The best one, and a second
        scoring at least ``second_ratio`` of it (at most ``max_sentences``; from another document,
@@ -526,12 +527,16 @@ class GroundedResponder:
         ``threshold`` (:func:`smartctx.agents.answer_scoring.score`), or, with an embedder and
         ``strong_similarity`` set, when its similarity alone reaches it (another language, a
         synonym). Lead-ins ending with a colon ("Limits for travel:") are context, not answers.
+        The query is scored as read in the sentences' words
+        (:func:`~smartctx.retrieval.readings.general_reading`): without a place none names,
+        a Latin expression none uses in plain words.
         """
         candidates = [s for s in sentences if not s.text.rstrip().endswith(":")]
         if not analyze(query) or not candidates:
             return []
-        # a place no sentence names ("Can I fly business class to Singapore?") tells none apart:
-        # the rule stated in general holds there, so the question is scored without it
+        # read in the sentences' words: a place none names ("Can I fly business class to
+        # Singapore?") tells none apart, the rule stated in general holds there; a Latin
+        # expression none uses ("per diem") is said in plain words ("daily allowance")
         query = general_reading(query, _held_by(candidates)) or query
         sims: list[float] | None = None
         if self.embedder is not None and self.embedder_weight > 0:

@@ -12,13 +12,14 @@
   with the query and its cosine similarity reaches ``min_similarity``, or, with no shared term
   (another language), when the similarity reaches ``strong_similarity``, or when one of its
   sentences is close to the query for the cross-lingual sentence bridge
-  (:mod:`smartctx.retrieval.kb_sentences`, USE by default, ``bridge_similarity``). A place
-  the query names that no chunk names ("in Singapore") carries no evidence either way: when
-  what is left still has a topic the chunks know, the similarities are those of the query
-  without it (:mod:`smartctx.retrieval.readings`), so a rule stated in general is found for any
-  place it covers. The thresholds default per embedder (calibrated on the development split of
-  the ``smartctx bench answers`` questions); candidates are ordered by fused rank (BM25 and the
-  sum of the chunk and best-sentence similarities), ties by id;
+  (:mod:`smartctx.retrieval.kb_sentences`, USE by default, ``bridge_similarity``). The query
+  is judged in the words of the chunks (:mod:`smartctx.retrieval.readings`): a place no chunk
+  names ("in Singapore") carries no evidence either way and is left out when what is left still
+  has a topic the chunks know, so a rule stated in general is found for any place it covers; a
+  Latin expression no chunk uses ("per diem") is read in plain words ("daily allowance"). The
+  thresholds default per embedder (calibrated on the development split of the ``smartctx bench
+  answers`` questions); candidates are ordered by fused rank (BM25 and the sum of the chunk and
+  best-sentence similarities), ties by id;
 - three layers, later wins by name: the shipped corpus (``builtin``), the stored documents
   (``load``), the documents added or removed in this process since the last ``save``;
 - persistence is explicit and async (``await kb.load()``, ``await kb.save()``); search is sync.
@@ -356,9 +357,9 @@ class KnowledgeBase:
             return hits
 
     def _judged(self, query: str) -> str:
-        """What ``search`` judges ``query`` by: without the places the indexed chunks never name,
-        when what is left still has a topic (:func:`~smartctx.retrieval.readings.general_reading`);
-        the query itself before the first search."""
+        """What ``search`` judges ``query`` by: its reading in the words of the indexed chunks
+        (:func:`~smartctx.retrieval.readings.general_reading`); the query itself before the first
+        search."""
         with self._lock:
             index = self._index
             reading = general_reading(query, index.knows) if index is not None else None

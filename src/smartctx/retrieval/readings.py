@@ -1,4 +1,4 @@
-"""A question read in the words of its evidence: what the evidence cannot tell apart left out.
+"""A question read in the words of its evidence.
 
 Two kinds of words in a question say nothing of which passage answers it when the evidence
 (a knowledge base, the sentences of a prompt) never uses them, yet they pull the question's
@@ -18,6 +18,13 @@ share of the question's words:
   still holds a word the evidence knows, written in lower case ("hotel", "limit"), so the
   question keeps a topic of its own; questions in other languages are read as written (a place
   may be spelt there as the evidence does not spell it: "à Londres" is London).
+- **a Latin expression of business English the evidence never uses.** "What is the meal per
+  diem?" asks for what the policy calls "a daily allowance"; a sentence encoder trained on
+  general text does not bring the two together (USE: "per diem" is as close to "daily
+  allowance", 0.30, as to "book", 0.32), so the question fell under the knowledge base's gate
+  while "What is the meal daily allowance?" passes it. The few expressions of :data:`PLAIN`,
+  each with one plain English meaning, are read in those words when the evidence does not hold
+  the expression itself; a glossary of the domain's own synonyms is not attempted here.
 
 What "the evidence knows" is the caller's (the knowledge base's vocabulary, the words of a
 prompt's sentences), as analysed words (:func:`~smartctx.retrieval.analysis.analyze`). Pure
@@ -41,6 +48,13 @@ _PLACE = re.compile(
 )
 """An English preposition of place and a name of two letters or more: "in Singapore", "to New
 York". An all-capitals word is an acronym ("in USD"), not a place."""
+PLAIN: dict[str, str] = {
+    "per diem": "daily allowance",
+    "per annum": "per year",
+    "per capita": "per person",
+}
+"""Latin expressions of business English and the plain words a policy says them in."""
+_LATIN = re.compile(r"\b(" + "|".join(PLAIN) + r")\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
 MIN_LETTERS = 3
 """A known word this short ("s" of "what's") does not make a topic."""
@@ -71,17 +85,30 @@ def _has_topic(text: str, knows: Knows) -> bool:
     )
 
 
+def plain_words(text: str, knows: Knows) -> str:
+    """``text`` with the expressions of :data:`PLAIN` the evidence does not hold said in plain
+    words ("What is the meal per diem?" -> "What is the meal daily allowance?")."""
+
+    def plain(match: re.Match[str]) -> str:
+        said = match.group(0)
+        return said if all(knows(t) for t in analyze(said)) else PLAIN[said.casefold()]
+
+    return _LATIN.sub(plain, text)
+
+
 def general_reading(text: str, knows: Knows) -> str | None:
-    """``text`` read in the words of its evidence (see the module docstring): without its unknown
-    places, each with its preposition ("What is the hotel limit in Singapore?" -> "What is the
-    hotel limit?"). ``None`` when nothing is to be left out, or when what is left holds no known
-    word written in lower case."""
-    places = set(unknown_places(text, knows))
-    if not places:
-        return None
-    reading = _PLACE.sub(lambda m: "" if m.group("name") in places else m.group(0), text)
-    reading = re.sub(r"\s+([?!.,;:])", r"\1", " ".join(reading.split())).lstrip(" ,;:")
-    return reading if _has_topic(reading, knows) else None
+    """``text`` read in the words of its evidence (see the module docstring): its Latin
+    expressions in plain words (:func:`plain_words`), and without its unknown places, each with
+    its preposition ("What is the hotel limit in Singapore?" -> "What is the hotel limit?") when
+    what is left holds a known word written in lower case. ``None`` when nothing changes."""
+    reading = plain_words(text, knows)
+    places = set(unknown_places(reading, knows))
+    if places:
+        left = _PLACE.sub(lambda m: "" if m.group("name") in places else m.group(0), reading)
+        left = re.sub(r"\s+([?!.,;:])", r"\1", " ".join(left.split())).lstrip(" ,;:")
+        # the places stay when nothing the evidence knows would be left
+        reading = left if _has_topic(left, knows) else reading
+    return None if reading == text else reading
 
 
-__all__ = ["Knows", "general_reading", "unknown_places"]
+__all__ = ["PLAIN", "Knows", "general_reading", "plain_words", "unknown_places"]
