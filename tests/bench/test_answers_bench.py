@@ -6,12 +6,14 @@ from collections import Counter
 
 from smartctx.bench.answers import Outcome, run, summarize
 from smartctx.bench.answers_data import (
+    Question,
     evidence_present,
     is_abstention,
     is_correct,
     is_junk,
     load_questions,
 )
+from smartctx.bench.answers_report import question_set
 from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.retrieval.kb_sources import builtin_corpus
 
@@ -33,6 +35,19 @@ def test_the_question_set_is_as_large_and_varied_as_promised() -> None:
     splits = Counter(q.split for q in questions)
     assert set(splits) == {"dev", "test"} and min(splits.values()) >= 30
     assert load_questions("dev") == [q for q in questions if q.split == "dev"]
+
+
+def test_the_docs_count_the_question_set_as_shipped() -> None:
+    def q(split: str, lang: str, *facts: str) -> Question:
+        return Question("x", split, lang, "?", facts, ())
+
+    sample = [q("dev", "en", "a"), q("test", "de", "b"), q("dev", "ko", "c"), q("dev", "en")]
+    assert question_set(sample).startswith(
+        "4 questions over the shipped helpdesk knowledge base, asked as users ask them (1 in "
+        "English, 2 in German or Korean, 1 with no answer in the knowledge base; 3 dev, 1 test;"
+    )
+    shipped = load_questions()
+    assert question_set(shipped).startswith(f"{len(shipped)} questions")
 
 
 def test_every_required_fact_is_in_a_source_chunk_of_the_shipped_corpus() -> None:

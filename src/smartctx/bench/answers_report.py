@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from smartctx.bench.answers_data import Question, load_questions
 from smartctx.bench.docs import machine_line
 
 TARGETS = (
@@ -12,6 +14,26 @@ TARGETS = (
     "abstention >= 90%; the memory modes never below `fresh`; 0 junk replies; prompt tokens and "
     "latency of the memory modes at most 1.3x `fresh`."
 )
+
+
+LANGUAGES = {"de": "German", "es": "Spanish", "fr": "French", "hi": "Hindi", "ko": "Korean"}
+
+
+def question_set(questions: Sequence[Question]) -> str:
+    """What the question set holds, counted: "103 questions ... (58 in English, 13 in German,
+    Spanish or Korean, 32 with no answer in the knowledge base; 66 dev, 37 test)"."""
+    answerable = [q for q in questions if q.answerable]
+    english = sum(q.lang == "en" for q in answerable)
+    others = sorted({q.lang for q in answerable if q.lang != "en"})
+    names = [LANGUAGES.get(code, code) for code in others]
+    spoken = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
+    dev = sum(q.split == "dev" for q in questions)
+    return (
+        f"{len(questions)} questions over the shipped helpdesk knowledge base, asked as users ask "
+        f"them ({english} in English, {len(answerable) - english} in {spoken}, "
+        f"{len(questions) - len(answerable)} with no answer in the knowledge base; {dev} dev, "
+        f"{len(questions) - dev} test; `src/smartctx/data/bench/answers.jsonl`)"
+    )
 
 
 def _rows(modes: dict[str, Any]) -> list[str]:
@@ -39,9 +61,7 @@ def markdown(result: dict[str, Any], command: str, image: str) -> str:
         "",
         f"Command: `{command}`. {machine_line()}",
         "",
-        "74 questions over the shipped helpdesk knowledge base, asked as users ask them (50 in "
-        "English, 12 in German, Spanish or Korean, 12 with no answer in the knowledge base; "
-        "`src/smartctx/data/bench/answers.jsonl`), through a real server over A2A. The model "
+        f"{question_set(load_questions())}, through a real server over A2A. The model "
         "is a recording OpenAI-compatible server on loopback that answers with the offline "
         "`GroundedResponder`, so every figure is taken on the prompt a real model would get. "
         "Modes: `fresh` (new owner per question), `shared` (one owner, new context per "
