@@ -7,7 +7,12 @@ import pytest
 
 from smartctx.retrieval.analysis import analyze
 from smartctx.retrieval.kb import KnowledgeBase
-from smartctx.retrieval.readings import general_reading, plain_words, unknown_places
+from smartctx.retrieval.readings import (
+    general_reading,
+    plain_words,
+    unknown_names,
+    unknown_places,
+)
 
 EVIDENCE = frozenset(
     analyze("Hotels: up to USD 180 per night (USD 250 in London, New York and Tokyo). Taxis.")
@@ -52,6 +57,42 @@ def test_unknown_places_are_the_names_after_a_preposition_of_place() -> None:
         "Singapore",
         "Hong Kong",
     ]
+
+
+@pytest.mark.parametrize(
+    ("question", "reading"),
+    [
+        ("What is the hotel limit in Singapore next week?", "What is the hotel limit next week?"),
+        (
+            "What is the hotel limit on a trip from Paris to London?",
+            "What is the hotel limit on a trip to London?",
+        ),
+        ("Is the hotel limit in Singapore too low?", "Is the hotel limit too low?"),
+    ],
+)
+def test_a_place_ends_where_an_adverb_or_a_preposition_follows(question: str, reading: str) -> None:
+    assert general_reading(question, knows) == reading
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["How do I get to Singapore airport?", "Is there a taxi rank at Singapore airport?"],
+)
+def test_a_name_a_noun_follows_names_that_thing_and_is_read_as_written(question: str) -> None:
+    # "Singapore airport" is a particular airport, not where a rule about airports applies
+    assert unknown_places(question, knows) == []
+    assert general_reading(question, knows) is None
+
+
+def test_unknown_names_are_the_names_the_evidence_never_holds() -> None:
+    assert unknown_names("How do I install Zoom?", knows) == ["Zoom"]
+    assert unknown_names("What is the Euro exchange rate?", knows) == ["Euro"]
+    assert unknown_names("How do I get to Singapore airport?", knows) == ["Singapore"]
+    # known names, acronyms, a sentence's first word and the places a reading leaves out are not
+    assert unknown_names("Is the London limit in USD? Zurich too?", knows) == []
+    assert unknown_names("I'm locked out, and so is Paul's account.", knows) == ["Paul"]
+    reading = general_reading("What is the hotel limit in Singapore?", knows) or ""
+    assert unknown_names(reading, knows) == []
 
 
 def test_a_latin_expression_the_evidence_never_uses_is_read_in_plain_words() -> None:

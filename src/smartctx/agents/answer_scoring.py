@@ -9,9 +9,9 @@ Every candidate (a sentence or list item of the sourced context, see
 - **similarity**: the cosine of question and sentence under a multilingual embedder (USE), which
   carries a German, Spanish or Korean question to an English sentence;
 - **answer type**: what the question asks for ("how long" a duration, "how long must it be" a
-  size, "how much" an amount, "who" a contact, "where" a place, in English, German, Spanish and
-  Korean), and whether the sentence holds such a thing ("14 characters", "USD 180", "floor 2",
-  "hr@example.com");
+  size, "how much" an amount, "who" a contact, a phone a number to call, "where" a place, in
+  English, German, Spanish and Korean), and whether the sentence holds such a thing ("14
+  characters", "USD 180", "floor 2", "hr@example.com", "extension 4357");
 - **entities**: the share of the question's names, acronyms and numbers ("London", "VPN",
   "1000") the sentence repeats.
 
@@ -22,7 +22,7 @@ calibrated threshold. Pure functions; the cost is linear in the number of candid
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -70,6 +70,7 @@ _TYPES: dict[str, re.Pattern[str]] = {
         r"connect|select|use|send|upload|record|book)\b",
         re.IGNORECASE,
     ),
+    "phone": re.compile(r"\+\d[\d\s]{6,}\d|\bextension\s+\d+|\bext\.\s*\d+", re.IGNORECASE),
     "contact": re.compile(
         r"[\w.+-]+@[\w-]+\.\w+|\bextension\s+\d+|\+\d[\d\s]{6,}|\b(?:manager|head|team|HR|"
         r"helpdesk|finance|security)\b",
@@ -92,8 +93,11 @@ _ASKS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"\bhow\s+(?:do|can|should)\s+i\b|\bhow\s+to\b|\bwhat\s+(?:should|do)\s+i\s+do\b|"
                 r"\bwhat\s+now\b|\bset\s+up\b|^wie\s+(?!viel|lange|oft)|\bc[oó]mo\b|어떻게", re.I),
      ("steps",)),
-    (re.compile(r"\bwho\b|\bwer\b|\bqui[eé]n\b|누구|\bcontact\b|\bphone\b|\bemail\b|\btell\b",
-                re.I), ("contact",)),
+    (re.compile(r"\bwho\b|\bwer\b|\bqui[eé]n\b|누구|\bcontact\b|\bemail\b|\btell\b", re.I),
+     ("contact",)),
+    # a phone number is a number to call, not any contact ("manager", "HR")
+    (re.compile(r"\b(?:tele)?phone\b|\bcall\b|\btelefon\w*|\btel[eé]fono\b|전화", re.I),
+     ("phone",)),
 )  # fmt: skip
 LIGHT_WORDS: frozenset[str] = frozenset(
     analyze(
@@ -151,32 +155,45 @@ def entities(text: str) -> set[str]:
 
 def _matches(terms: set[str], tokens: frozenset[str]) -> set[str]:
     """The ``terms`` found in ``tokens``, a plural or derived form counting ("taxi" meets
-    "taxis", "reimburse" meets "reimbursement"): one a prefix of the other, 4+ letters shared."""
+    "taxis", "reimburse" meets "reimbursement"): see :func:`derived_in`."""
     out = terms & tokens
     out.update(t for t in terms - out if derived_in(t, tokens))
     return out
 
 
+SUFFIXES: frozenset[str] = frozenset({
+    "s", "es", "e", "d", "ed", "ing", "er", "ers", "or", "ors", "al", "ally", "ly", "ness", "ment",
+    "ments", "ement", "ance", "ence", "ory", "ion", "ions", "ation", "able", "ible", "ity", "y",
+    "ies", "l", "ee", "ees", "ive", "ant", "ent", "ic", "ist", "en",
+})  # fmt: skip
+"""Endings that make another form of one word ("taxi"/"taxis", "replac"/"replacement",
+"sick"/"sickness", "allow"/"allowance"; "travell"/"travel" as the stemmer leaves them), a last
+consonant doubled before one ("forgot"/"forgotten"). A longer
+word that starts with a shorter one but goes on otherwise is another word: "signature" is not
+"sign", "timetable" not "time", "helpdesk" not "help", "Visitenkarten" not "visit"."""
+
+
 def derived_in(term: str, tokens: frozenset[str]) -> bool:
-    """Whether one of ``tokens`` and ``term`` (4+ letters each) is a prefix of the other
-    ("taxi" and "taxis"); an exact match is the caller's check."""
+    """Whether one of ``tokens`` is another form of ``term`` (both of 4+ letters, one the other
+    with an ending of :data:`SUFFIXES`: "taxi" and "taxis"); an exact match is the caller's
+    check."""
     if len(term) < 4:
         return False
-    # a token that starts with the term, or a token of 4+ letters the term starts with
-    return term in _prefixes(tokens) or not tokens.isdisjoint(_shorter(term))
+    return not tokens.isdisjoint(_forms(term))
 
 
 @lru_cache(maxsize=16_384)
-def _shorter(term: str) -> frozenset[str]:
-    """The term's own prefixes of 4+ letters, itself left out (cached: questions repeat)."""
-    return frozenset(term[:i] for i in range(4, len(term)))
-
-
-@lru_cache(maxsize=8192)
-def _prefixes(tokens: frozenset[str]) -> frozenset[str]:
-    """Every prefix of 4+ letters of the tokens of 4+ letters (cached: the same sentences are
-    scored turn after turn)."""
-    return frozenset(t[:i] for t in tokens if len(t) >= 4 for i in range(4, len(t) + 1))
+def _forms(term: str) -> frozenset[str]:
+    """The words of 4+ letters that are ``term`` with an ending of :data:`SUFFIXES` added or
+    taken away, ``term`` itself left out (cached: questions repeat)."""
+    # an ending may double the last consonant: "forgot"/"forgotten", "travel"/"travelling"
+    longer = {term + ending for ending in SUFFIXES} | {term + term[-1] + e for e in SUFFIXES}
+    shorter = {
+        term[:i]
+        for i in range(4, len(term))
+        if term[i:] in SUFFIXES or (term[i] == term[i - 1] and term[i + 1 :] in SUFFIXES)
+    }
+    return frozenset(longer | shorter)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +209,9 @@ class Scored:
     shared: bool = False
     """Whether the sentence itself, not only its context (its list's lead-in, its section),
     holds a word of the question."""
+    topical: bool = True
+    """False when the words the sentence itself shares with the question are only its names
+    (and phrasing words) while the question has other words the sentences know."""
 
 
 def score(
@@ -202,11 +222,14 @@ def score(
     similarity_weight: float = 0.4,
     type_bonus: float = 0.15,
     entity_bonus: float = 0.15,
+    instruction: Callable[[Sentence], bool] | None = None,
 ) -> list[Scored]:
     """Every sentence scored against ``question`` (in input order).
 
     ``score = (1 - w) * lexical + w * similarity + type_bonus * typed + entity_bonus * entity``
-    with ``w = similarity_weight`` when ``similarities`` are given, else ``w = 0``.
+    with ``w = similarity_weight`` when ``similarities`` are given, else ``w = 0``. A question
+    asking how to do something is typed by an instruction ("Open the GlobalProtect app ...")
+    only when ``instruction`` (if given) says it is one for what the question asks about.
     """
     terms = set(analyze(question))
     count = len(sentences)
@@ -224,10 +247,17 @@ def score(
     }
     total = sum(weight.values()) or 1.0
     types = answer_types(question)
-    names = entities(question)
+    steps = "steps" in types
+    values = tuple(t for t in types if t != "steps")
+    asked_names = entities(question)
     found = [entities(s.text) for s in sentences]
     # a name every other sentence repeats ("VPN" in the VPN guide) tells nothing apart
-    names = {n for n in names if sum(n in f for f in found) * 3 <= count}
+    names = {n for n in asked_names if sum(n in f for f in found) * 3 <= count}
+    # the question's other words that a sentence holds: one that shares only the names ("What
+    # is the Berlin office's phone number?" and "Customer visit to Acme Ltd, Berlin") is not on
+    # its topic
+    named = set(analyze(" ".join(asked_names)))
+    topic = {t for t in terms - named - LIGHT_WORDS if any(t in m for m in matched)}
     w = similarity_weight if similarities is not None else 0.0
     sims = list(similarities) if similarities is not None else [0.0] * count
     out: list[Scored] = []
@@ -236,7 +266,11 @@ def score(
             0.8 * sum(weight[t] for t in matched[i]) / total
             + 0.2 * sum(weight[t] for t in in_context[i]) / total
         )
-        typed = bool(types) and has_type(sentence.text, types)
+        typed = bool(values) and has_type(sentence.text, values)
+        if not typed and steps and has_type(sentence.text, ("steps",)):
+            # an instruction answers "How do I ...?" only when it is one for that: "Attach a
+            # photo of every receipt" (it mentions a card slip) is no step of ordering cards
+            typed = instruction is None or instruction(sentence)
         # a name tells apart sentences on the question's topic; it does not make one: a
         # sentence that shares nothing but the name gets no bonus for it ("Can I fly business
         # class to Tokyo?" is not answered by the hotel limits that list Tokyo)
@@ -244,5 +278,7 @@ def score(
         on_topic = any(t not in shared_names for t in matched[i])
         entity = len(shared_names) / len(names) if names and on_topic else 0.0
         value = (1 - w) * lexical + w * sim + type_bonus * typed + entity_bonus * entity
-        out.append(Scored(sentence, value, lexical, sim, typed, entity, bool(matched[i])))
+        own = matched[i] - LIGHT_WORDS
+        topical = not (topic and own and own <= named)
+        out.append(Scored(sentence, value, lexical, sim, typed, entity, bool(matched[i]), topical))
     return out

@@ -14,10 +14,12 @@ share of the question's words:
   limit?". Only places are left out: a name (a word, or a run of words, written with a capital)
   right after an English preposition of place ("in Singapore", "to New York"), because a place
   is where a rule applies, not what it is about; other names often are the topic ("How do I
-  install Zoom?" is not asking for the VPN client's installation). And only when what is left
-  still holds a word the evidence knows, written in lower case ("hotel", "limit"), so the
-  question keeps a topic of its own; questions in other languages are read as written (a place
-  may be spelt there as the evidence does not spell it: "à Londres" is London).
+  install Zoom?" is not asking for the VPN client's installation). A name that a noun follows
+  ("to Singapore airport", "the Berlin office") names that thing, not where a rule applies: it
+  is read as written. And only when what is left still holds a word the evidence knows, written
+  in lower case ("hotel", "limit"), so the question keeps a topic of its own; questions in other
+  languages are read as written (a place may be spelt there as the evidence does not spell it:
+  "à Londres" is London).
 - **a Latin expression of business English the evidence never uses.** "What is the meal per
   diem?" asks for what the policy calls "a daily allowance"; a sentence encoder trained on
   general text does not bring the two together (USE: "per diem" is as close to "daily
@@ -25,6 +27,10 @@ share of the question's words:
   while "What is the meal daily allowance?" passes it. The few expressions of :data:`PLAIN`,
   each with one plain English meaning, are read in those words when the evidence does not hold
   the expression itself; a glossary of the domain's own synonyms is not attempted here.
+
+A name the evidence never holds that is not such a place ("How do I install Zoom?", "What is
+the Euro exchange rate?") is what the question is about: :func:`unknown_names` finds them, and
+the responder abstains on an English question that asks about something its evidence never names.
 
 What "the evidence knows" is the caller's (the knowledge base's vocabulary, the words of a
 prompt's sentences), as analysed words (:func:`~smartctx.retrieval.analysis.analyze`). Pure
@@ -48,6 +54,16 @@ _PLACE = re.compile(
 )
 """An English preposition of place and a name of two letters or more: "in Singapore", "to New
 York". An all-capitals word is an acronym ("in USD"), not a place."""
+_NEXT_WORD = re.compile(r"\s*(?P<word>[^\W\d_][\w'-]*)?")
+AFTER_PLACE: frozenset[str] = frozenset({
+    "via", "during", "until", "till", "while", "too", "also", "please", "again", "now", "soon",
+    "instead", "only", "next", "last", "tonight", "today", "tomorrow", "yesterday", "before",
+    "after", "since", "within", "without",
+})  # fmt: skip
+"""Words that may follow a place and end its phrase ("to Singapore next week", "in Paris too"),
+beside the stop words ("in Paris at night") and the prepositions of place ("from London to
+Paris"): the closed classes of adverbs and prepositions, not nouns ("Singapore airport")."""
+_PREPOSITIONS = frozenset({"in", "into", "to", "from", "at", "near", "around", "across", "outside"})
 PLAIN: dict[str, str] = {
     "per diem": "daily allowance",
     "per annum": "per year",
@@ -56,6 +72,8 @@ PLAIN: dict[str, str] = {
 """Latin expressions of business English and the plain words a policy says them in."""
 _LATIN = re.compile(r"\b(" + "|".join(PLAIN) + r")\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
+_SENTENCE_START = re.compile(r"(?<=[.!?:;])\s+")
+_APOSTROPHE = re.compile(r"['’]")
 MIN_LETTERS = 3
 """A known word this short ("s" of "what's") does not make a topic."""
 
@@ -69,9 +87,39 @@ def unknown_places(text: str, knows: Knows) -> list[str]:
         name = match.group("name")
         if any(word.isupper() for word in name.split()):
             continue  # "in USD", "to HR": an acronym
+        if not _ends_phrase(text, match.end()):
+            continue  # "to Singapore airport": the name says which airport
         tokens = analyze(name)
         if tokens and not all(knows(t) for t in tokens):
             out.append(name)
+    return out
+
+
+def _ends_phrase(text: str, end: int) -> bool:
+    """Whether the name ending at ``end`` ends its phrase: nothing, punctuation, a stop word, a
+    preposition of place or a word of :data:`AFTER_PLACE` follows it, not a noun it names."""
+    word = _NEXT_WORD.match(text, end)
+    following = word.group("word") if word is not None else None
+    if following is None:
+        return True
+    folded = following.casefold()
+    return not analyze(following) or folded in _PREPOSITIONS or folded in AFTER_PLACE
+
+
+def unknown_names(text: str, knows: Knows) -> list[str]:
+    """The names ``text`` (English) asks about that the evidence never holds, in order: words
+    written with a capital inside a sentence (not its first word, not an acronym), each once,
+    whose analysed words the evidence does not all hold. Read it first (:func:`general_reading`)
+    so a place where a rule applies is not one of them."""
+    out: list[str] = []
+    for part in _SENTENCE_START.split(text):
+        for word in _WORD.findall(part)[1:]:
+            name = _APOSTROPHE.split(word)[0]  # "Berlin's" is Berlin; "I'm" is no name
+            if len(name) < 2 or not name[0].isupper() or name.isupper() or name in out:
+                continue
+            tokens = analyze(name)
+            if tokens and not all(knows(t) for t in tokens):
+                out.append(name)
     return out
 
 
@@ -111,4 +159,12 @@ def general_reading(text: str, knows: Knows) -> str | None:
     return None if reading == text else reading
 
 
-__all__ = ["PLAIN", "Knows", "general_reading", "plain_words", "unknown_places"]
+__all__ = [
+    "AFTER_PLACE",
+    "PLAIN",
+    "Knows",
+    "general_reading",
+    "plain_words",
+    "unknown_names",
+    "unknown_places",
+]
