@@ -49,6 +49,7 @@ EXPENSES = "kb:expense-reimbursement.md#1"
     [
         # a name no sentence holds is what the question is about
         ("How do I install Zoom?", ("kb:vpn.md#2", "kb:laptops.md#3")),
+        ("How do I get a Zoom license for Priya?", ("kb:vpn.md#2", "kb:laptops.md#3")),
         ("What is the Euro exchange rate?", (EXPENSES,)),
         # "Singapore airport" is an airport, not a place where the Wi-Fi tip applies
         ("How do I get to Singapore airport?", ("kb:vpn.md#4",)),
@@ -82,6 +83,9 @@ def test_a_best_sentence_unrelated_in_meaning_gives_the_abstention_not_an_empty_
     ("question", "sources", "start"),
     [
         ("What is the hotel limit in Singapore?", (EXPENSES,), "Hotels: up to USD 180"),
+        # a person or a customer the rule is applied with or for is not what is asked about
+        ("Can I expense a taxi for Priya?", (EXPENSES,), "Taxis: allowed"),
+        ("Can I book a hotel for Priya in London?", (EXPENSES,), "Hotels: up to USD 180"),
         ("Can I fly business class?", (EXPENSES,), "Flights: economy class"),
         ("What is the meal per diem?", (EXPENSES,), "Meals: a daily allowance of USD 60"),
         ("How do I connect to the VPN on a new laptop?", ("kb:vpn.md#2",), "1. Open the"),

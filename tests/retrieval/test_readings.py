@@ -30,6 +30,9 @@ def knows(term: str) -> bool:
         ("Can I take a taxi in Paris at night?", "Can I take a taxi at night?"),
         ("In Singapore, what is the hotel limit?", "what is the hotel limit?"),
         ("What is the hotel limit in New Delhi?", "What is the hotel limit?"),
+        # the company or the party it is done with or for is a circumstance too
+        ("Can I share a hotel with Priya?", "Can I share a hotel?"),
+        ("What is the hotel limit for Acme Consulting?", "What is the hotel limit?"),
     ],
 )
 def test_a_place_the_evidence_never_names_is_left_out(question: str, reading: str) -> None:

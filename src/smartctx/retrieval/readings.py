@@ -49,11 +49,12 @@ Knows = Callable[[str], bool]
 
 _NAME = r"[A-ZÀ-ÖØ-Þ][^\W\d_]+(?:[-'][^\W\d_]+)*"
 _PLACE = re.compile(
-    r"(?<![\w-])(?P<prep>(?i:in|into|to|from|at|near|around|across|outside))\s+"
+    r"(?<![\w-])(?P<prep>(?i:in|into|to|from|at|near|around|across|outside|with|for))\s+"
     rf"(?P<name>{_NAME}(?:\s+{_NAME})*)(?![\w-])"
 )
-"""An English preposition of place and a name of two letters or more: "in Singapore", "to New
-York". An all-capitals word is an acronym ("in USD"), not a place."""
+"""An English preposition of place, or of the company or the party something is done with or for,
+and a name of two letters or more: "in Singapore", "to New York", "with Priya", "for Acme". An
+all-capitals word is an acronym ("in USD"), not a place."""
 _NEXT_WORD = re.compile(r"\s*(?P<word>[^\W\d_][\w'-]*)?")
 AFTER_PLACE: frozenset[str] = frozenset({
     "via", "during", "until", "till", "while", "too", "also", "please", "again", "now", "soon",
@@ -63,7 +64,9 @@ AFTER_PLACE: frozenset[str] = frozenset({
 """Words that may follow a place and end its phrase ("to Singapore next week", "in Paris too"),
 beside the stop words ("in Paris at night") and the prepositions of place ("from London to
 Paris"): the closed classes of adverbs and prepositions, not nouns ("Singapore airport")."""
-_PREPOSITIONS = frozenset({"in", "into", "to", "from", "at", "near", "around", "across", "outside"})
+_PREPOSITIONS = frozenset(
+    {"in", "into", "to", "from", "at", "near", "around", "across", "outside", "with", "for"}
+)
 PLAIN: dict[str, str] = {
     "per diem": "daily allowance",
     "per annum": "per year",
