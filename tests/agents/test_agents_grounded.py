@@ -512,10 +512,17 @@ def test_a_question_of_the_users_own_life_is_answered_only_from_what_they_stated
     assert reply([SYSTEM, expenses, dana, user("Which office am I in?")]) == NO_INFORMATION
     # a city they said they are in answers "where" ("in Berlin" is a place, as an office is)
     berlin = user("Hi, I'm Dana and I work on the payments team in Berlin.")
-    for question in ("Where am I based?", "Where am I located?"):
+    # and so does "which city" ("which country", "what town") as "where" does
+    for question in (
+        "Where am I based?",
+        "Where am I located?",
+        "Which city am I in?",
+        "What city do I work in?",
+    ):
         answer = reply([SYSTEM, expenses, berlin, assistant("Noted."), user(question)])
         assert "in Berlin" in answer, (question, answer)
     assert reply([SYSTEM, expenses, dana, user("Where am I based?")]) == NO_INFORMATION
+    assert reply([SYSTEM, expenses, dana, user("Which city am I in?")]) == NO_INFORMATION
     # a greeting states nothing: it is not said back
     hello = user("Hello! I'm Omar, I work in the Berlin office as a data analyst.")
     answer = reply([SYSTEM, hello, assistant("Noted."), user("What do you know about me?")])

@@ -89,7 +89,9 @@ _ASKS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     # ...?"); inside one it sets a condition ("the meal allowance when travelling")
     (re.compile(r"^\W*(?:(?:by|until|since)\s+)?when\b|\bwann\b|\bcu[aá]ndo\b|언제|\bdeadline\b",
                 re.I), ("time",)),
-    (re.compile(r"\bwhere\b|\bwo\b|\bd[oó]nde\b|\boù\b|어디|\baddress\b", re.I), ("place",)),
+    # "where", or "which city / what country ...": a place
+    (re.compile(r"\bwhere\b|\bwo\b|\bd[oó]nde\b|\boù\b|어디|\baddress\b|"
+                r"\b(?:which|what)\s+(?:city|town|country|location)\b", re.I), ("place",)),
     (re.compile(r"\bhow\s+(?:do|can|should)\s+i\b|\bhow\s+to\b|\bwhat\s+(?:should|do)\s+i\s+do\b|"
                 r"\bwhat\s+now\b|\bset\s+up\b|^wie\s+(?!viel|lange|oft)|\bc[oó]mo\b|어떻게", re.I),
      ("steps",)),
