@@ -9,7 +9,7 @@ import pytest
 
 from smartctx.agents import NO_INFORMATION, REFUSALS, GroundedResponder
 from smartctx.agents.grounded import extract_knowledge
-from smartctx.agents.language import small_talk
+from smartctx.agents.language import ABOUT_ASSISTANT, small_talk
 from smartctx.agents.procedures import whole_procedures
 from smartctx.agents.relevance import topic_words
 from smartctx.core import HashingEmbedder
@@ -234,6 +234,10 @@ def test_a_follow_up_that_names_nothing_is_answered_in_the_context_of_the_exchan
         ("감사합니다", "천만에요!"),
         ("hi there", "Hello! How can I help?"),
         ("bye", "Goodbye!"),
+        # a question about the assistant itself says what it does
+        ("what can you do?", ABOUT_ASSISTANT),
+        ("Hi, who are you?", ABOUT_ASSISTANT),
+        ("How can you help me?", ABOUT_ASSISTANT),
     ],
 )
 def test_small_talk_gets_a_social_reply_not_the_abstention(message: str, reply: str) -> None:
@@ -243,7 +247,13 @@ def test_small_talk_gets_a_social_reply_not_the_abstention(message: str, reply: 
 
 @pytest.mark.parametrize(
     "message",
-    ["Thanks! How is the weather today?", "hello world", "Hi, how do I reset my password?"],
+    [
+        "Thanks! How is the weather today?",
+        "hello world",
+        "Hi, how do I reset my password?",
+        "What can you do about my VPN?",
+        "Can you help me with the VPN?",
+    ],
 )
 def test_a_message_that_asks_more_than_small_talk_is_answered_or_abstained(message: str) -> None:
     assert small_talk(message) is None

@@ -298,10 +298,29 @@ SMALL_TALK_REPLIES: dict[str, dict[str, str]] = {
 """The social replies to thanks, a greeting and a goodbye, by language."""
 
 
+_ABOUT_ASSISTANT = re.compile(
+    r"^\W*(?:(?:so|and|ok(?:ay)?|hi|hello|hey)\W+)?(?:"
+    r"what\s+(?:can|do)\s+you\s+do|what\s+are\s+you(?:\s+for)?|who\s+are\s+you|"
+    r"how\s+can\s+you\s+help(?:\s+me)?|what\s+can\s+i\s+ask(?:\s+you)?|help"
+    r")\W*$",
+    re.IGNORECASE,
+)
+"""A question about the assistant itself ("What can you do?", "Who are you?", "help")."""
+ABOUT_ASSISTANT = (
+    "I answer questions from the documents I have been given and cite the source of each "
+    "answer, and I say so when I don't have the information. Tell me about yourself (your "
+    "name, your team) and I will take it into account."
+)
+"""The reply to a question about the assistant (English: the documents quoted are English)."""
+
+
 def small_talk(text: str) -> str | None:
     """The social reply to ``text`` when it is only thanks, a greeting or a goodbye ("Thanks a
-    lot!", "hi there", "danke schön", "감사합니다"), else None. A message that asks or says
-    anything else (a question word, any other word) is not small talk."""
+    lot!", "hi there", "danke schön", "감사합니다"), or asks what the assistant is or does
+    (:data:`ABOUT_ASSISTANT`), else None. A message that asks or says anything else (a question
+    word, any other word) is not small talk."""
+    if _ABOUT_ASSISTANT.match(text.strip()):
+        return ABOUT_ASSISTANT
     words = [
         "".join(c for c in token if not unicodedata.category(c).startswith(("P", "S")))
         for token in text.casefold().split()
