@@ -9,7 +9,7 @@ import pytest
 
 from smartctx.agents import NO_INFORMATION, REFUSALS, GroundedResponder
 from smartctx.agents.grounded import extract_knowledge
-from smartctx.agents.language import ABOUT_ASSISTANT, small_talk
+from smartctx.agents.language import ABOUT_ASSISTANT, FORGET_ELSEWHERE, small_talk
 from smartctx.agents.procedures import whole_procedures
 from smartctx.agents.relevance import topic_words
 from smartctx.core import HashingEmbedder
@@ -238,6 +238,9 @@ def test_a_follow_up_that_names_nothing_is_answered_in_the_context_of_the_exchan
         ("what can you do?", ABOUT_ASSISTANT),
         ("Hi, who are you?", ABOUT_ASSISTANT),
         ("How can you help me?", ABOUT_ASSISTANT),
+        # a request to forget is told where forgetting is done
+        ("Please forget what I told you about my laptop.", FORGET_ELSEWHERE),
+        ("Can you erase everything you know about me?", FORGET_ELSEWHERE),
     ],
 )
 def test_small_talk_gets_a_social_reply_not_the_abstention(message: str, reply: str) -> None:
@@ -253,6 +256,8 @@ def test_small_talk_gets_a_social_reply_not_the_abstention(message: str, reply: 
         "Hi, how do I reset my password?",
         "What can you do about my VPN?",
         "Can you help me with the VPN?",
+        "How do I delete my browser history?",
+        "Remove my old laptop from the list",
     ],
 )
 def test_a_message_that_asks_more_than_small_talk_is_answered_or_abstained(message: str) -> None:

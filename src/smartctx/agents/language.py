@@ -314,13 +314,33 @@ ABOUT_ASSISTANT = (
 """The reply to a question about the assistant (English: the documents quoted are English)."""
 
 
+_ASKS_TO_FORGET = re.compile(
+    r"^\W*(?:(?:please|pls|can\s+you|could\s+you|would\s+you)\W+)*"
+    r"(?:forget|delete|erase|remove|wipe)\s+(?:"
+    r"what\s+i\s+(?:told|said|shared)|(?:everything|all|anything)\s+(?:i|about\s+me|you\s+know)|"
+    r"about\s+me|my\s+(?:data|information|info|details|memories|memory|personal)"
+    r")\b",
+    re.IGNORECASE,
+)
+"""A request to forget what the user said ("Please forget what I told you about my laptop",
+"delete my data")."""
+FORGET_ELSEWHERE = (
+    "I can't delete memories from the chat. What I remember about you is listed on the memory "
+    "dashboard (/ui), where you can forget each item."
+)
+"""The reply to a request to forget: where it is done (the dashboard's forget action)."""
+
+
 def small_talk(text: str) -> str | None:
     """The social reply to ``text`` when it is only thanks, a greeting or a goodbye ("Thanks a
-    lot!", "hi there", "danke schön", "감사합니다"), or asks what the assistant is or does
-    (:data:`ABOUT_ASSISTANT`), else None. A message that asks or says anything else (a question
-    word, any other word) is not small talk."""
+    lot!", "hi there", "danke schön", "감사합니다"), asks what the assistant is or does
+    (:data:`ABOUT_ASSISTANT`) or asks it to forget (:data:`FORGET_ELSEWHERE`), else None. A
+    message that asks or says anything else (a question word, any other word) is not small
+    talk."""
     if _ABOUT_ASSISTANT.match(text.strip()):
         return ABOUT_ASSISTANT
+    if _ASKS_TO_FORGET.match(text.strip()):
+        return FORGET_ELSEWHERE
     words = [
         "".join(c for c in token if not unicodedata.category(c).startswith(("P", "S")))
         for token in text.casefold().split()
