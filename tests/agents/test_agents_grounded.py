@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -499,6 +500,13 @@ def test_a_step_that_shares_one_word_with_the_question_does_not_open_its_procedu
     assert out.startswith("1. Go to `password.example.com`")
 
 
+def each_answered(chat: list[dict[str, str]], questions: Sequence[str], expected: str) -> None:
+    """Each of ``questions``, asked after ``chat``, is answered with ``expected`` in the reply."""
+    for question in questions:
+        answer = reply([*chat, user(question)])
+        assert expected in answer, (question, answer)
+
+
 def test_a_question_of_the_users_own_life_is_answered_only_from_what_they_stated() -> None:
     expenses = kb(
         "expenses.md#3",
@@ -517,25 +525,25 @@ def test_a_question_of_the_users_own_life_is_answered_only_from_what_they_stated
     assert reply([SYSTEM, expenses, intro, desk, user("Who do I report to?")]) == NO_INFORMATION
     # what they said of their work answers a question of it in other words
     dana = user("Hi, I'm Dana, I work in finance.")
-    for question in (
-        "Which department am I in?",
-        "What is my job?",
-        "In welcher Abteilung bin ich?",
-    ):
-        answer = reply([SYSTEM, expenses, dana, assistant("Noted."), user(question)])
-        assert "you work in finance" in answer, (question, answer)
+    each_answered(
+        [SYSTEM, expenses, dana, assistant("Noted.")],
+        ("Which department am I in?", "What is my job?", "In welcher Abteilung bin ich?"),
+        "you work in finance",
+    )
     assert reply([SYSTEM, expenses, dana, user("Which office am I in?")]) == NO_INFORMATION
     # a city they said they are in answers "where" ("in Berlin" is a place, as an office is)
     berlin = user("Hi, I'm Dana and I work on the payments team in Berlin.")
     # and so does "which city" ("which country", "what town") as "where" does
-    for question in (
-        "Where am I based?",
-        "Where am I located?",
-        "Which city am I in?",
-        "What city do I work in?",
-    ):
-        answer = reply([SYSTEM, expenses, berlin, assistant("Noted."), user(question)])
-        assert "in Berlin" in answer, (question, answer)
+    each_answered(
+        [SYSTEM, expenses, berlin, assistant("Noted.")],
+        (
+            "Where am I based?",
+            "Where am I located?",
+            "Which city am I in?",
+            "What city do I work in?",
+        ),
+        "in Berlin",
+    )
     assert reply([SYSTEM, expenses, dana, user("Where am I based?")]) == NO_INFORMATION
     assert reply([SYSTEM, expenses, dana, user("Which city am I in?")]) == NO_INFORMATION
     # a greeting states nothing: it is not said back
