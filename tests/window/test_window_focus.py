@@ -113,15 +113,31 @@ def test_recall_skips_what_the_window_already_says_but_not_a_new_number() -> Non
     assert recalled == ["The taxi policy says rule 1 applies after 23:00."]
 
 
-def test_a_reply_that_repeats_the_users_statement_does_not_keep_the_statement_out() -> None:
+def after_two_exchanges(*exchanges: tuple[str, str], asked: str) -> ContextWindow:
+    """A window keeping one exchange, after ``exchanges`` (the first one archived), asked
+    ``asked``."""
     w = window(TurnFocus(keep_turns=1, recall_share=0.5))
-    w.add(Slot(SlotKind.USER, "My desk is 4B."))
-    w.add(Slot(SlotKind.AGENT, "Noted: your desk is 4B."))
-    w.end_turn()
-    w.add(Slot(SlotKind.USER, "Where do I sit?"))
-    w.add(Slot(SlotKind.AGENT, "Your desk is 4B."))
-    w.end_turn()  # the statement is archived; the reply repeating it stays active
-    w.add(Slot(SlotKind.USER, "what did I tell you about my desk", pinned=True))
+    for said, answered in exchanges:
+        w.add(Slot(SlotKind.USER, said))
+        w.add(Slot(SlotKind.AGENT, answered))
+        w.end_turn()
+    w.add(Slot(SlotKind.USER, asked, pinned=True))
+    return w
+
+
+def test_a_reply_that_repeats_the_users_statement_does_not_keep_the_statement_out() -> None:
+    # the statement is archived; the reply repeating it stays active
+    stated = ("My desk is 4B.", "Noted: your desk is 4B.")
+    w = after_two_exchanges(stated, ("Where do I sit?", "Your desk is 4B."), asked="my desk?")
     recalled = [s.text for s in w.assemble(query="my desk").recalled]
     # the user's own words come back: the agent's reply is not evidence
     assert "My desk is 4B." in recalled
+
+
+def test_a_document_that_shares_the_users_words_does_not_keep_their_statement_out() -> None:
+    stated = ("I lost my laptop on the train", "Report it to the helpdesk.")
+    w = after_two_exchanges(stated, ("who do I tell?", "The helpdesk."), asked="who else?")
+    w.add(Slot(SlotKind.RAG_DOC, "Report a lost laptop on the train or my office to the desk."))
+    recalled = [s.text for s in w.assemble(query="I lost my laptop on the train").recalled]
+    # the document holds every word of it, but states the policy, not the user's situation
+    assert "I lost my laptop on the train" in recalled

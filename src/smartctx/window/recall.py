@@ -7,10 +7,13 @@ by tokens, best first: a candidate whose text is already active or already recal
 one larger than the room left is skipped and the next is tried, and the walk stops when no
 message can fit any more. A candidate that adds nothing (at least :data:`COVERED` of its words,
 and every number, already in the window or in what was recalled before it: an old reply quoting
-the knowledge this turn retrieved again) is skipped too; the window's agent replies never cover
-what the user said ("Your desk is 4B." in the last reply does not stand for the user's own "My
-desk is 4B.": a reply is the agent's words, the statement is the evidence). Each taken slot
-emits a ``recalled`` event; the log and the active set do not change.
+the knowledge this turn retrieved again) is skipped too; only what the user said covers what the
+user said: not the window's agent replies ("Your desk is 4B." in the last reply does not stand
+for the user's own "My desk is 4B.": a reply is the agent's words, the statement is the
+evidence), nor a document that shares its words ("Report a lost or stolen laptop ..." does not
+say the user's "I lost my laptop on the train", the situation a follow-up such as "Who should I
+contact?" is about). Each taken slot emits a ``recalled`` event; the log and the active set do
+not change.
 """
 
 from __future__ import annotations
@@ -63,24 +66,24 @@ def recall_archived(
     chosen: list[Slot] = []
     seen: set[str] = set()
     present: set[str] | None = None  # the words the prompt holds so far
-    evidence: set[str] | None = None  # the same without the agent's replies
+    said: set[str] | None = None  # the words of what the user said
     for slot, score in recaller.rank(query, candidates, min(k, len(candidates))):
         if room <= state.message_overhead:
             break
         key = text_key(slot.text)
         if key in active_keys or key in seen:
             continue
-        if present is None or evidence is None:
+        if present is None or said is None:
             active = state.active.values()
-            agent = SlotKind.AGENT
-            evidence = set().union(*(_words(s.text) for s in active if s.kind is not agent))
-            present = evidence.union(*(_words(s.text) for s in active if s.kind is agent))
+            user = SlotKind.USER
+            said = set().union(*(_words(s.text) for s in active if s.kind is user))
+            present = said.union(*(_words(s.text) for s in active if s.kind is not user))
         words = _words(slot.text)
-        if _covered(words, evidence if slot.kind is SlotKind.USER else present):
+        if _covered(words, said if slot.kind is SlotKind.USER else present):
             continue
         present |= words
-        if slot.kind is not SlotKind.AGENT:
-            evidence |= words
+        if slot.kind is SlotKind.USER:
+            said |= words
         cost = recall_cost(state, slot)
         if cost > room:
             continue
