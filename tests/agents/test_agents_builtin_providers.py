@@ -80,6 +80,20 @@ async def test_a_follow_up_that_names_nothing_searches_for_the_exchange_it_follo
     assert kb.queries[-1] == ("Where is the IT desk?", 1)  # it names something: alone
 
 
+async def test_follow_ups_that_name_nothing_all_search_for_the_threads_topic() -> None:
+    kb = FakeKB([FakeHit("kb:laptops.md#2", "Report a lost laptop to security.", 0.9)])
+    messages = [
+        Message("user", "I lost my laptop on the train"),
+        Message("assistant", "Report it."),
+        Message("user", "who do I tell?"),
+        Message("assistant", "Security."),
+        Message("user", "who should I contact?"),
+    ]
+    await KnowledgeProvider(kb, k=1).get_relevant_context(messages)
+    # "contact" is what it asks, not what it is about; the topic is the statement's
+    assert kb.queries == [("I lost my laptop on the train\nwho should I contact?", 1)]
+
+
 class HotelKB(FakeKB):
     """Finds the hotel chunk for a query that says "hotel", nothing otherwise."""
 

@@ -14,7 +14,9 @@ from smartctx.agents.relevance import (
     asks_about_user,
     asks_user_fact,
     contextual_query,
+    has_own_topic,
     query_for,
+    thread_topic,
 )
 from smartctx.core import HashingEmbedder, Slot, SlotKind
 
@@ -103,6 +105,31 @@ def test_a_follow_up_that_names_nothing_is_searched_with_the_exchange_it_follows
     assert contextual_query("and then?", None) == "and then?"
     asked = "Do I need a receipt for a lunch?"
     assert contextual_query(asked, previous) == asked
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Who should I contact?", "What do I do now?", "who do I ask?", "Can you tell me who to call?"],
+)
+def test_a_follow_up_that_asks_for_help_names_no_topic(text: str) -> None:
+    assert not has_own_topic(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["How do I contact you?", "and in Paris?", "Who approves my vacation?", "I lost my laptop"],
+)
+def test_a_message_that_names_something_has_its_own_topic(text: str) -> None:
+    assert has_own_topic(text)
+
+
+def test_the_threads_topic_is_the_last_message_that_named_one() -> None:
+    said = ["How many vacation days do I get?", "I lost my laptop on the train", "who do I tell?"]
+    assert thread_topic([*said, "thanks!", "What should I do now?"]) == said[1]
+    assert thread_topic(["who do I tell?"]) is None and thread_topic([]) is None
+    # a follow-up that names nothing is read with it, however many words it has
+    asked = "Who should I contact about it now?"
+    assert contextual_query(asked, said[1]) == f"{said[1]}\n{asked}"
 
 
 def test_a_short_request_searched_with_the_message_before_it_is_also_judged_alone() -> None:

@@ -14,7 +14,7 @@ from smartctx.agents.facts import stated_facts
 from smartctx.agents.llm_summary import LLMSummarizer, revise_summaries
 from smartctx.agents.models import ChatModel, TokenSink, complete_streaming
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
-from smartctx.agents.relevance import contextual_query, query_for
+from smartctx.agents.relevance import contextual_query, has_own_topic, query_for, thread_topic
 from smartctx.core import Event, InvalidInput, Slot, SlotKind, SlotState, SmartCtxError
 from smartctx.core.slots import new_id
 
@@ -157,9 +157,9 @@ class Agent:
         the thread's recent messages plus the new one; their slots are added (copied, unpinned,
         with fresh ids; kinds, priorities and source ids kept) and their ``instructions`` become
         a ``memory`` slot with source id ``provider:<name>``; (3) ``window.assemble(query=...)``
-        (the query is the message, or for a follow-up that retrieved no knowledge, see
-        :func:`~smartctx.agents.relevance.contextual_query`, the previous user message and the
-        message);
+        (the query is the message, or for a follow-up that retrieved no knowledge or names no
+        topic, see :func:`~smartctx.agents.relevance.contextual_query`, the thread's topic, the
+        last user message that named one, and the message: recall can bring it back);
         (4) the model is called with the prompt's chat messages (one system message, then
         strict user/assistant alternation, see :mod:`smartctx.window.chat`); (5) the reply
         enters as an ``agent`` slot; (6) the turn ends (``window.end_turn()``: the user slot,
@@ -212,8 +212,11 @@ class Agent:
                 except (SmartCtxError, ValueError, TypeError) as exc:
                     errors.append(provider.name)
                     events += window.add(_failure_slot(provider, "slot", exc)).events
-            previous = next((m.text for m in reversed(thread.messages) if m.role == "user"), None)
-            query = query_for(text) if evidence else contextual_query(text, previous)
+            previous = thread_topic([m.text for m in thread.messages if m.role == "user"])
+            # a follow-up that names nothing ("Who should I contact?") is about the message
+            # that did ("I lost my laptop"), which may have left the window: recall it
+            followed = evidence and has_own_topic(text)
+            query = query_for(text) if followed else contextual_query(text, previous)
             prompt = window.assemble(query=query)
             events += prompt.events
             reply = await complete_streaming(

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from smartctx.agents.providers import ContextProvider, Message, ProvidedContext
-from smartctx.agents.relevance import contextual_query, topic_words
+from smartctx.agents.relevance import contextual_query, has_own_topic, thread_topic
 from smartctx.agents.text import asks_how, numbered_units, reports_a_problem
 from smartctx.core import InvalidInput, Slot, SlotKind
 from smartctx.core.slots import DEFAULT_PRIORITY
@@ -83,10 +83,10 @@ class KnowledgeProvider(ContextProvider):
         if not query.strip() or self.k == 0:
             return None
         searched = query
-        previous = asked[-2] if len(asked) > 1 else None
-        if previous is not None and not topic_words(query):
-            # a follow-up that names nothing ("And who do I tell about it?") searches for the
-            # exchange it follows, not for its phrasing
+        previous = thread_topic(asked[:-1])
+        if previous is not None and not has_own_topic(query):
+            # a follow-up that names nothing ("And who do I tell about it?", "Who should I
+            # contact?") searches for the thread's topic, not for its phrasing
             searched = f"{previous}\n{query}"
         hits = await asyncio.to_thread(self._search, searched, query)
         if not hits and searched == query:

@@ -15,7 +15,12 @@ import numpy as np
 
 from smartctx.agents.answer_scoring import answer_types, derived_in, has_type, score
 from smartctx.agents.facts import extract_facts
-from smartctx.agents.knowledge import Sentence, current_retrieval, extract_knowledge
+from smartctx.agents.knowledge import (
+    Sentence,
+    current_retrieval,
+    extract_knowledge,
+    user_messages,
+)
 from smartctx.agents.language import LEAD_INS, NOTED, detect_language, small_talk
 from smartctx.agents.language import NO_INFORMATION as LANG_NO_INFORMATION
 from smartctx.agents.models import ChatMessages, copy_messages
@@ -24,7 +29,9 @@ from smartctx.agents.relevance import (
     ABOUT_USER_QUESTION,
     asks_user_fact,
     contextual_query,
+    has_own_topic,
     query_for,
+    thread_topic,
     topic_words,
 )
 from smartctx.agents.rules import (
@@ -319,8 +326,9 @@ class GroundedResponder:
             reply = f"{opening}{gap}{answered}"
         else:
             facts = [] if is_question(query) else extract_facts(query)
-            asked = [m["content"] for m in chat if m["role"] == "user"]
-            previous = asked[-2] if len(asked) > 1 else None
+            # a follow-up that names nothing is about the last message that did, however
+            # many such follow-ups came since ("Who do I tell?", then "Who should I contact?")
+            previous = thread_topic(user_messages(chat)[:-1])
             helped = None
             if facts and reports_a_problem(query):
                 # "I forgot my password": a request for help first, a fact to note second
@@ -407,6 +415,9 @@ class GroundedResponder:
             # ("install") belong to another topic (the VPN client)
             ranked = []
         contextual = contextual_query(query, previous)
+        # "Who should I contact?" names no topic: it asks about the thread's ("I lost my laptop")
+        follow_up = not has_own_topic(query)
+        in_order = True
         if not ranked and contextual != searched and (names_only or not unnamed):
             # read with the exchange it follows, a follow-up that names something ("and in
             # London?") is answered by a sentence about it; "How do I contact you?" after a
@@ -415,9 +426,22 @@ class GroundedResponder:
             ranked = [
                 item
                 for item in in_context
-                if not named
+                if follow_up
+                or not named
                 or any(t in item[0].tokens or derived_in(t, item[0].tokens) for t in named)
             ]
+            if follow_up and previous is not None and not asks_own_words(query):
+                # the statement a follow-up is read with is its question, not its answer ("I
+                # like pizza on fridays", then "What should I do?")
+                asked = set(analyze(previous))
+                ranked = [i for i in ranked if not (i[0].personal and i[0].tokens <= asked)]
+                # the topic is the thread's, what is asked the follow-up's: after "I want to
+                # take parental leave", "Who do I ask?" is answered by whom to tell
+                values = tuple(t for t in answer_types(query) if t != "steps")
+                ranked.sort(key=lambda item: not (values and has_type(item[0].text, values)))
+            # the sentence nearest the user's situation answers first ("Report a lost or
+            # stolen laptop ..." before "Report a broken laptop ..." after "I lost my laptop")
+            in_order = not follow_up
             if not ranked and names_only:
                 # "and in Paris?" after the London hotel limit: no sentence names Paris, so the
                 # rule the exchange found, which names its exceptions ("USD 250 in London,
@@ -495,7 +519,14 @@ class GroundedResponder:
         # procedure asked for comes before what else was chosen ("Comment réinitialiser mon mot
         # de passe ?": the steps, then the rule on reused passwords)
         first = {s.source: n for n, s in reversed(list(enumerate(chosen)))}
-        chosen.sort(key=lambda s: (procedure and s.step is None, first[s.source], s.order))
+        rank = {id(s): n for n, s in enumerate(chosen)}
+        chosen.sort(
+            key=lambda s: (
+                procedure and s.step is None,
+                first[s.source],
+                s.order if in_order or procedure else rank[id(s)],
+            )
+        )
         return self._say(chosen, lang, numbered=procedure)
 
     @staticmethod

@@ -196,6 +196,13 @@ def _piece_sentences(
     return tuple(found)
 
 
+def user_messages(messages: Sequence[dict[str, str]]) -> list[str]:
+    """What the user said in ``messages``, oldest first: their earlier messages the window
+    brought back from the archive (``[earlier user message]`` in the system message), then the
+    conversation's user messages, the current one last."""
+    return [content for role, content, _ in _pieces(messages) if role in ("earlier", "user")]
+
+
 _SEARCH_LOG = re.compile(
     r"kb\.search\((?P<q>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\) -> (?P<ids>.*)$"
 )

@@ -29,6 +29,7 @@ import numpy as np
 
 from smartctx.agents.answer_scoring import LIGHT_WORDS, derived_in
 from smartctx.agents.facts import name_fact
+from smartctx.agents.language import small_talk
 from smartctx.core import Embedder
 from smartctx.core.recall import Recaller
 from smartctx.core.sentences import asked_parts, only_asks, split_sentences
@@ -170,6 +171,36 @@ class RelevanceGate:
 ELLIPTICAL_TERMS = 3
 """A request with fewer content words than this names too little to be searched alone."""
 
+FOLLOW_UP_WORDS: frozenset[str] = frozenset(
+    analyze(
+        "ask contact tell inform notify report call reach email speak talk turn go happen do "
+        "done suggest recommend advise please now next then first else instead exactly"
+    )
+)
+"""Words a follow-up asks for help with that name no topic: whom to tell or contact, what to
+do now or next ("Who should I contact?", "What do I do now?", "Where do I go?")."""
+_ASKS_ASSISTANT = re.compile(r"\b(?:can|could|would|will|do|did)\s+you\b", re.IGNORECASE)
+_ASSISTANT = re.compile(r"\byou(?:r|rs|rself)?\b", re.IGNORECASE)
+
+
+def has_own_topic(text: str) -> bool:
+    """Whether ``text`` names what it is about: a word beyond those a request is phrased with
+    (:func:`topic_words`) and those a follow-up asks for help with (:data:`FOLLOW_UP_WORDS`),
+    or the assistant itself ("How do I contact you?"; "Can you tell me who to contact?" only
+    asks it). A message that names nothing ("Who do I tell?", "What should I do now?") is
+    about the thread's topic (:func:`thread_topic`)."""
+    if any(t not in FOLLOW_UP_WORDS for t in topic_words(text)):
+        return True
+    return _ASSISTANT.search(_ASKS_ASSISTANT.sub(" ", text)) is not None
+
+
+def thread_topic(earlier: Sequence[str]) -> str | None:
+    """The latest of the user's ``earlier`` messages (oldest first) that names its topic
+    (:func:`has_own_topic`; small talk names none): the statement or question a follow-up that
+    names nothing is about, however many such follow-ups came since ("I lost my laptop on the
+    train", then "Who do I tell?", then "Who should I contact?"); None when there is none."""
+    return next((m for m in reversed(earlier) if has_own_topic(m) and small_talk(m) is None), None)
+
 
 _IDENTITY = re.compile(
     r"^\W*(?:who\s+am\s+i|do\s+you\s+(?:know|remember)\s+who\s+i\s+am|wer\s+bin\s+ich"
@@ -230,12 +261,14 @@ def query_for(text: str) -> str:
 
 def contextual_query(text: str, previous: str | None) -> str:
     """What to search for ``text``: itself, or for a follow-up that names too little to find
-    anything by itself ("and then?", "und dann?"), the ``previous`` user message followed by
-    ``text``, so the evidence of the exchange it follows can come back. A question of who the
-    user is asks for their name alone (:func:`query_for`)."""
+    anything by itself ("and then?", "und dann?") or names no topic at all ("Who should I
+    contact about it now?", :func:`has_own_topic`), the ``previous`` user message (the thread's
+    topic, :func:`thread_topic`) followed by ``text``, so the evidence of the exchange it
+    follows can come back. A question of who the user is asks for their name alone
+    (:func:`query_for`)."""
     if _IDENTITY.match(text) or asks_about_user(text) or asks_user_fact(text):
         return query_for(text)  # about the user, not about the exchange before it
-    if previous is None or len(_terms(text)) >= ELLIPTICAL_TERMS:
+    if previous is None or (len(_terms(text)) >= ELLIPTICAL_TERMS and has_own_topic(text)):
         return text
     return f"{previous}\n{text}"
 
