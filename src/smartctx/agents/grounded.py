@@ -1,19 +1,21 @@
 """The offline default chat model: answers only from what the assembled context holds.
 
-See :class:`GroundedResponder` for the behaviour contract.
+See :class:`GroundedResponder` for the behaviour contract. It reads a question with
+:mod:`smartctx.agents.questions`, answers one about the user with
+:mod:`smartctx.agents.about_user` and words its reply with :mod:`smartctx.agents.wording`.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 
-from smartctx.agents.answer_scoring import answer_types, derived_in, has_type, score
+from smartctx.agents.about_user import about_user, user_fact
+from smartctx.agents.answer_scoring import answer_types, has_type, score
 from smartctx.agents.facts import extract_facts
 from smartctx.agents.knowledge import (
     Sentence,
@@ -21,10 +23,17 @@ from smartctx.agents.knowledge import (
     extract_knowledge,
     user_messages,
 )
-from smartctx.agents.language import LEAD_INS, NOTED, detect_language, small_talk
 from smartctx.agents.language import NO_INFORMATION as LANG_NO_INFORMATION
+from smartctx.agents.language import detect_language, small_talk
 from smartctx.agents.models import ChatMessages, copy_messages
 from smartctx.agents.procedures import on_topic, whole_procedures
+from smartctx.agents.questions import (
+    asks_own_words,
+    held_by,
+    in_thread,
+    only_names,
+    unknown_in,
+)
 from smartctx.agents.relevance import (
     ABOUT_USER_QUESTION,
     asks_user_fact,
@@ -40,12 +49,13 @@ from smartctx.agents.rules import (
     quoted_phrases,
     requested_phrase,
 )
-from smartctx.agents.text import asks_how, reports_a_problem, to_second_person
+from smartctx.agents.text import asks_how, reports_a_problem
+from smartctx.agents.wording import greeting_first, joined, noted, say
 from smartctx.core import Embedder, RetrievalEmbedder
 from smartctx.core.embeddings import Vector
-from smartctx.core.sentences import asked_parts, is_question, split_sentences
+from smartctx.core.sentences import asked_parts, is_question
 from smartctx.retrieval.analysis import analyze
-from smartctx.retrieval.readings import general_reading, unknown_names
+from smartctx.retrieval.readings import general_reading
 
 NO_INFORMATION = "I don't have that information."
 """The reply when nothing in the context answers the question."""
@@ -59,49 +69,6 @@ REFUSALS = (
 """Replies used instead of one that would break a rule (the seed picks the first one tried)."""
 
 _CACHE_SIZE = 4096
-_GREETING = re.compile(
-    r"^(?:hi|hello|hey|hallo|hej|bonjour|hola|ciao)(?:\s+there)?\s*[,!.]\s*(?=\S)", re.IGNORECASE
-)
-"""A greeting opening what the user said ("Hi, my name is Priya"): not part of the fact."""
-
-_NUMBERED = re.compile(r"\d+\. ")
-"""A reply that opens with a numbered step (a procedure, see :func:`whole_procedures`)."""
-
-_OWN_WORDS = re.compile(
-    r"\b(?:did|have|had)\s+I\s+(?:ever\s+)?(?:tell|say|mention|write)\b"
-    r"|\bI\s+(?:told|said|mentioned|wrote)\b"
-    r"|\b(?:habe|hatte)\s+ich\b.*\b(?:gesagt|erz[äa]hlt|erw[äa]hnt|geschrieben)\b",
-    re.IGNORECASE,
-)
-
-
-def asks_own_words(question: str) -> bool:
-    """Whether ``question`` asks what the user said ("What did I tell you about my desk?",
-    "What was it I said my badge number was?", "Was habe ich über meinen Schreibtisch gesagt?"):
-    then the user's own statements answer it, not a document that shares its words."""
-    return _OWN_WORDS.search(question) is not None
-
-
-ABOUT_USER_MAX = 5
-"""Statements said back at most to "What do you know about me?"."""
-_WORK_ASKED = re.compile(
-    r"\b(?:team|department|company|employer|workplace|job|role|abteilung|firma|equipo"
-    r"|departamento|empresa|équipe|entreprise)\b",
-    re.IGNORECASE,
-)
-"""A question of the user's work (in their words: team, department...), see ``_WORK_STATED``."""
-_WORK_STATED = re.compile(r"\b(?:work|working|arbeite|trabajo|travaille)\b", re.IGNORECASE)
-"""A statement of where the user works ("I work in finance", "ich arbeite bei ...")."""
-_PLACE_NAMED = re.compile(
-    r"\b(?i:in|from|at|near|aus|bei|en|de|à|au)\s+(?i:the\s+|der\s+|dem\s+|la\s+|el\s+|le\s+)?"
-    r"[A-ZÀ-ÖØ-Þ][\w-]+"
-)
-"""A place a user's statement names: a preposition and a name ("in Berlin", "aus Hamburg", "en
-Madrid"); with the helpdesk places of ``answer_scoring`` (an office, a floor) it answers "Where
-am I based?"."""
-_NAME = re.compile(r"^my name is\b", re.IGNORECASE)
-_SENTENCE_START = re.compile(r"(?<=[.!?:;])\s+")
-_WORD = re.compile(r"[^\W\d_][\w'-]*")
 
 CONVERSATION_OVERLAP = 0.5
 """Word overlap an earlier user statement needs to answer ("The hotel wifi blocks my VPN" does
@@ -134,45 +101,10 @@ sentence) is better answered "I don't have that information" than with the wrong
 splits answer as before at 0.26, 0.28 and 0.29. (Measured on the first 37 dev questions. The
 newcomer questions added since score no lower than those: "How do I get a new phone?" reaches
 0.83 against "Choose a new password ... your phone's mail app"; what declines those that are
-declined is a rule, not the threshold: a name no sentence holds (:func:`unknown_in`), a shared
-name alone (``Scored.topical``), an instruction for another task (:func:`on_topic`), a
-similarity-only match in the question's own language.)"""
-
-
-def _greeting_first(text: str) -> tuple[str | None, str]:
-    """The reply to a greeting that opens ``text`` ("Hi, I'm new here") and what follows it, or
-    ``(None, text)`` when none does or nothing follows."""
-    head, sep, rest = text.strip().partition(",")
-    if not sep:
-        head, sep, rest = text.strip().partition("!")
-    opening = small_talk(head) if sep and rest.strip() else None
-    if opening is None:
-        return None, text
-    # the greeting itself ("Hello!"), not its offer of help: an answer follows
-    return split_sentences(opening)[0], rest.strip()
-
-
-def _names(text: str) -> list[str]:
-    """The words of ``text`` written with a capital inside a sentence (not its first word, not
-    all capitals): names of places and people ("Paris", "New York"), not acronyms ("USD")."""
-    out: list[str] = []
-    for part in _SENTENCE_START.split(text):
-        words = _WORD.findall(part)
-        out += [w for w in words[1:] if w[0].isupper() and not w.isupper()]
-    return out
-
-
-def _held_by(sentences: Sequence[Sentence]) -> Callable[[str], bool]:
-    """Whether one of ``sentences`` (or its section) holds an analysed word; their words are
-    gathered on the first question."""
-    held: list[frozenset[str]] = []
-
-    def knows(term: str) -> bool:
-        if not held:
-            held.append(frozenset().union(*(s.tokens | s.context_tokens for s in sentences)))
-        return term in held[0]
-
-    return knows
+declined is a rule, not the threshold: a name no sentence holds
+(:func:`~smartctx.agents.questions.unknown_in`), a shared name alone (``Scored.topical``), an
+instruction for another task (:func:`on_topic`), a similarity-only match in the question's own
+language.)"""
 
 
 @lru_cache(maxsize=4096)
@@ -180,18 +112,6 @@ def _language(text: str) -> str:
     """The language of an evidence sentence (cached: the same sentences are read turn after
     turn)."""
     return detect_language(text)
-
-
-def unknown_in(question: str, sentences: Sequence[Sentence]) -> list[str]:
-    """The names an English ``question`` asks about that none of ``sentences`` names
-    (:func:`~smartctx.retrieval.readings.unknown_names`, on the question read in their words, so
-    a place where a rule applies is not one): "Zoom" in "How do I install Zoom?", "Euro" in
-    "What is the Euro exchange rate?". Questions in other languages have none (German writes
-    every noun with a capital)."""
-    if detect_language(question) != "en":
-        return []
-    knows = _held_by([s for s in sentences if not s.text.rstrip().endswith(":")])
-    return unknown_names(general_reading(question, knows) or question, knows)
 
 
 def _document(source: str) -> str:
@@ -224,27 +144,26 @@ class GroundedResponder:
        replies) are scored against the query (read in their words, see :meth:`ranked`) by
        :func:`smartctx.agents.answer_scoring.score`: lexical overlap, multilingual similarity
        (with an ``embedder``), the answer type the question asks for and the names and numbers
-       it repeats. A sentence sharing a word with
-       the query answers when its score reaches ``threshold``; one sharing none (another
-       language) when its similarity reaches ``strong_similarity``. Nothing answers an English
-       question that names something no sentence names ("How do I install Zoom?",
-       :func:`unknown_in`); a sentence sharing only the question's names ("Berlin") is not on
-       its topic, nor an instruction for another task (:func:`on_topic`). The best one, and a second
-       scoring at least ``second_ratio`` of it (at most ``max_sentences``; from another document,
-       with at least ``second_ratio`` of its similarity too, from its document with
-       :data:`SAME_DOCUMENT_SIMILARITY` of it; holding the kind of value the
-       question asks for, an amount, a length, a contact ..., when the best one holds it; what
-       the user said of themselves is not mixed with other evidence), are said in context
-       order, each source cited after its sentences as ``[source: <id>]``. A question asking
-       how to do something (:func:`~smartctx.agents.text.asks_how`) whose chosen sentences
-       include a step of a short ordered list plainly on its topic gets every step of that
-       list, numbered, one a line (:func:`whole_procedures`): the procedure from its first
-       step. What the user said about themselves is turned to the second person. A question in
-       another language gets a lead-in in its language naming the document quoted (none before
-       what the user said), then the evidence as written
-       (:mod:`smartctx.agents.language`). A message that asks several questions is answered
-       question by question (:func:`~smartctx.core.sentences.asked_parts`): the answers found,
-       each once, in the order asked. When nothing qualifies the reply is
+       it repeats. A sentence sharing a word with the query answers when its score reaches
+       ``threshold``; one sharing none (another language) when its similarity reaches
+       ``strong_similarity``. Nothing answers an English question that names something no
+       sentence names ("How do I install Zoom?", :func:`~smartctx.agents.questions.unknown_in`);
+       a sentence sharing only the question's names ("Berlin") is not on its topic, nor an
+       instruction for another task (:func:`on_topic`). The best one, and a second scoring at
+       least ``second_ratio`` of it (at most ``max_sentences``; from another document, with at
+       least ``second_ratio`` of its similarity too, from its document with
+       :data:`SAME_DOCUMENT_SIMILARITY` of it; holding the kind of value the question asks for,
+       an amount, a length, a contact ..., when the best one holds it; what the user said of
+       themselves is not mixed with other evidence), are said in context order, each source
+       cited after its sentences as ``[source: <id>]``. A question asking how to do something
+       (:func:`~smartctx.agents.text.asks_how`) whose chosen sentences include a step of a short
+       ordered list plainly on its topic gets every step of that list, numbered, one a line
+       (:func:`whole_procedures`): the procedure from its first step. What the user said about
+       themselves is turned to the second person. A question in another language gets a lead-in in
+       its language naming the document quoted (none before what the user said), then the evidence
+       as written (:mod:`smartctx.agents.language`). A message that asks several questions is
+       answered question by question (:func:`~smartctx.core.sentences.asked_parts`): the answers
+       found, each once, in the order asked. When nothing qualifies the reply is
        :data:`NO_INFORMATION` (in another language, its translation followed by it).
     5. **Post-filter.** A reply containing a forbidden phrase (ignoring case, spacing and
        punctuation: "I-GIVE  up!" counts) is replaced by a refusal from :data:`REFUSALS` that
@@ -311,7 +230,7 @@ class GroundedResponder:
         request = requested_phrase(query, known=[*rules, *known])
         social = small_talk(query) if request is None else None
         opening, rest = (
-            _greeting_first(query) if request is None and social is None else (None, query)
+            greeting_first(query) if request is None and social is None else (None, query)
         )
         if request is not None:
             reply = request
@@ -320,10 +239,7 @@ class GroundedResponder:
         elif opening is not None:
             # "Hi, I'm new here.": greet back, then answer the rest as its own message
             tail = [*chat[:-1], {**chat[-1], "content": rest}] if chat else chat
-            answered = self.respond(tail)
-            # a numbered procedure starts on its own line
-            gap = "\n" if _NUMBERED.match(answered) else " "
-            reply = f"{opening}{gap}{answered}"
+            reply = joined(opening, self.respond(tail))
         else:
             facts = [] if is_question(query) else extract_facts(query)
             # a follow-up that names nothing is about the last message that did, however
@@ -336,11 +252,7 @@ class GroundedResponder:
             if helped:
                 reply = helped
             elif facts:
-                noted = NOTED.get(detect_language(query))
-                if noted is None:
-                    reply = "Noted: " + " ".join(to_second_person(f) for f in facts)
-                else:  # "Notiert: Ich arbeite im Hamburger Büro."
-                    reply = " ".join([noted, *(f[:1].upper() + f[1:] for f in facts)])
+                reply = noted(query, facts)
             else:
                 reply = self._answer_each(query, chat, previous=previous)
         if contains_phrase(reply, rules) is not None:
@@ -375,9 +287,7 @@ class GroundedResponder:
             return self.answer(query, messages, previous=previous)
         reply = answers[0]
         for answered in answers[1:]:
-            # a numbered procedure starts on its own line, and so does what follows one
-            gap = "\n" if _NUMBERED.match(answered) or "\n" in reply else " "
-            reply += gap + answered
+            reply = joined(reply, answered)
         return reply
 
     def answer(
@@ -408,7 +318,7 @@ class GroundedResponder:
             ranked = [item for item in ranked if item[0].personal]
         named = topic_words(searched)
         # only names ("and in Paris?", "And for New York?"): a follow-up of the exchange before
-        names_only = bool(named) and set(named) <= set(topic_words(" ".join(_names(query))))
+        names_only = only_names(query, named)
         unnamed = unknown_in(searched, sentences)
         if unnamed:
             # "How do I install Zoom?": about something no sentence names; the words it shares
@@ -419,53 +329,26 @@ class GroundedResponder:
         follow_up = not has_own_topic(query)
         in_order = True
         if not ranked and contextual != searched and (names_only or not unnamed):
-            # read with the exchange it follows, a follow-up that names something ("and in
-            # London?") is answered by a sentence about it; "How do I contact you?" after a
-            # hotel question is not answered with the hotel limit
+            # read with the exchange it follows, a follow-up is answered by a sentence about
+            # what it names, or about the thread's topic when it names none
             in_context = self.ranked(contextual, sentences)
-            ranked = [
-                item
-                for item in in_context
-                if follow_up
-                or not named
-                or any(t in item[0].tokens or derived_in(t, item[0].tokens) for t in named)
-            ]
-            if follow_up and previous is not None and not asks_own_words(query):
-                # the statement a follow-up is read with is its question, not its answer ("I
-                # like pizza on fridays", then "What should I do?")
-                asked = set(analyze(previous))
-                ranked = [i for i in ranked if not (i[0].personal and i[0].tokens <= asked)]
-                # the topic is the thread's, what is asked the follow-up's: after "I want to
-                # take parental leave", "Who do I ask?" is answered by whom to tell
-                values = tuple(t for t in answer_types(query) if t != "steps")
-                ranked.sort(key=lambda item: not (values and has_type(item[0].text, values)))
+            ranked = in_thread(
+                query,
+                previous,
+                in_context,
+                named=named,
+                follow_up=follow_up,
+                names_only=names_only,
+            )
             # the sentence nearest the user's situation answers first ("Report a lost or
             # stolen laptop ..." before "Report a broken laptop ..." after "I lost my laptop")
             in_order = not follow_up
-            if not ranked and names_only:
-                # "and in Paris?" after the London hotel limit: no sentence names Paris, so the
-                # rule the exchange found, which names its exceptions ("USD 250 in London,
-                # Tokyo ..."), holds for it
-                ranked = [item for item in in_context if _names(item[0].text)]
         if searched == ABOUT_USER_QUESTION:
             # "What do you know about me?": what the user stated of themselves, each once
-            ranked = self._about_user(sentences)
+            ranked = about_user(sentences)
             if ranked and asks_user_fact(query):
-                # "Where do I work?": the statement that bears on it (by its words, or a place
-                # for "where": "from the Munich office", "in Berlin"); "Who do I report to?"
-                # after an introduction that names no one is not answered with the introduction
-                stated = [item[0] for item in ranked]
-                ranked = self.ranked(query, stated)[:1]
-                if not ranked and "place" in answer_types(query):
-                    ranked = [
-                        (s, 1.0, 1.0)
-                        for s in stated
-                        if has_type(s.text, ("place",)) or _PLACE_NAMED.search(s.text)
-                    ][:1]
-                if not ranked and _WORK_ASKED.search(query):
-                    # "Which department am I in?" after "I work in finance": where they work
-                    # is what they said of their work, whatever word the question uses
-                    ranked = [(s, 1.0, 1.0) for s in stated if _WORK_STATED.search(s.text)][:1]
+                # "Where do I work?": the statement that bears on it
+                ranked = user_fact(query, [item[0] for item in ranked], self.ranked)
         elif searched != query:
             # "Who am I?": only what the user said of themselves answers it ("Passwords must
             # not contain your name" does not)
@@ -481,7 +364,33 @@ class GroundedResponder:
             other = LANG_NO_INFORMATION.get(lang)
             return f"{other} ({NO_INFORMATION})" if other else NO_INFORMATION
         if searched == ABOUT_USER_QUESTION:
-            return self._say([item[0] for item in ranked], lang)
+            return say([item[0] for item in ranked], lang)
+        chosen = self._chosen(ranked, searched)
+        procedure = asks_how(query) and any(s.step is not None for s in chosen)
+        if procedure:
+            # "How do I reset my password?" is answered by the whole procedure, not by the
+            # one step that shares the most words with it
+            chosen = whole_procedures(chosen, sentences, topic_words(searched))
+            procedure = any(s.step is not None for s in chosen)
+        # the best sentence's source first; within a source, the document's own order; a
+        # procedure asked for comes before what else was chosen ("Comment réinitialiser mon mot
+        # de passe ?": the steps, then the rule on reused passwords)
+        first = {s.source: n for n, s in reversed(list(enumerate(chosen)))}
+        rank = {id(s): n for n, s in enumerate(chosen)}
+        chosen.sort(
+            key=lambda s: (
+                procedure and s.step is None,
+                first[s.source],
+                s.order if in_order or procedure else rank[id(s)],
+            )
+        )
+        return say(chosen, lang, numbered=procedure)
+
+    def _chosen(
+        self, ranked: Sequence[tuple[Sentence, float, float]], searched: str
+    ) -> list[Sentence]:
+        """The sentences of ``ranked`` (best first) said in answer to ``searched``: the best
+        one and those close enough to it (see the class docstring), each fact once."""
         top, best, best_similarity = ranked[0]
         # The same fact often reaches the prompt twice (a memory item and a remembered pair):
         # say it once, from its best-ranked source. A sentence from another document must also
@@ -489,7 +398,7 @@ class GroundedResponder:
         # sharing a word ("days", "night") is not one topic.
         chosen: list[Sentence] = []
         said: set[str] = set()
-        # a value the question asks for; a procedure ("steps") is said whole further down
+        # a value the question asks for; a procedure ("steps") is said whole after this choice
         wanted = tuple(t for t in answer_types(searched) if t != "steps")
         typed = bool(wanted) and has_type(top.text, wanted)
         for sentence, value, similarity in ranked:
@@ -509,79 +418,7 @@ class GroundedResponder:
             if key not in said:
                 said.add(key)
                 chosen.append(sentence)
-        procedure = asks_how(query) and any(s.step is not None for s in chosen)
-        if procedure:
-            # "How do I reset my password?" is answered by the whole procedure, not by the
-            # one step that shares the most words with it
-            chosen = whole_procedures(chosen, sentences, topic_words(searched))
-            procedure = any(s.step is not None for s in chosen)
-        # the best sentence's source first; within a source, the document's own order; a
-        # procedure asked for comes before what else was chosen ("Comment réinitialiser mon mot
-        # de passe ?": the steps, then the rule on reused passwords)
-        first = {s.source: n for n, s in reversed(list(enumerate(chosen)))}
-        rank = {id(s): n for n, s in enumerate(chosen)}
-        chosen.sort(
-            key=lambda s: (
-                procedure and s.step is None,
-                first[s.source],
-                s.order if in_order or procedure else rank[id(s)],
-            )
-        )
-        return self._say(chosen, lang, numbered=procedure)
-
-    @staticmethod
-    def _about_user(sentences: Sequence[Sentence]) -> list[tuple[Sentence, float, float]]:
-        """What the user stated of themselves, each once (the latest wording), in prompt order
-        but who they are first (their introduction, else "My name is ..."); at most
-        :data:`ABOUT_USER_MAX`."""
-        latest: dict[str, Sentence] = {}
-        for sentence in sentences:
-            if sentence.personal and not small_talk(sentence.text):  # "Hello!" states nothing
-                key = " ".join(sorted(sentence.tokens))
-                latest.pop(key, None)
-                latest[key] = sentence
-        said = sorted(latest.values(), key=lambda s: s.order)
-        named = next((s for s in said if _NAME.match(s.text)), None)
-        if named is not None:
-            # "My name is Tomás." is left out when the introduction itself is said ("You're
-            # Tomás and you work in the Berlin office."); either comes first
-            name = _NAME.sub("", named.text).strip(" .")
-            intro = next((s for s in said if s is not named and name and name in s.text), None)
-            said.remove(named)
-            if intro is not None:
-                said.remove(intro)
-            said.insert(0, intro or named)
-        return [(s, 1.0, 1.0) for s in said[:ABOUT_USER_MAX]]
-
-    @staticmethod
-    def _say(chosen: Sequence[Sentence], lang: str, *, numbered: bool = False) -> str:
-        """``chosen`` as the reply: the user's statements in the second person, each source
-        cited after its sentences, a lead-in in the question's language when it differs;
-        ``numbered``: the steps of a procedure keep their numbers, one step a line ("1. Go to
-        ...")."""
-        answer = ""
-        for i, sentence in enumerate(chosen):
-            text = (
-                to_second_person(_GREETING.sub("", sentence.text))
-                if sentence.personal
-                else sentence.text
-            )
-            step = numbered and sentence.step is not None
-            if step:
-                text = f"{sentence.step}. {text}"
-            last_of_source = i + 1 == len(chosen) or chosen[i + 1].source != sentence.source
-            if last_of_source:
-                text = f"{text} [source: {sentence.source}]"
-            after_step = i > 0 and numbered and chosen[i - 1].step is not None
-            if answer:
-                answer += "\n" if step or after_step else " "
-            answer += text
-        lead = LEAD_INS.get(lang)
-        if lead is not None and not chosen[0].personal and detect_language(answer) != lang:
-            # names the document quoted; what the user said is said back, no document named
-            gap = "\n" if numbered and chosen[0].step is not None else " "
-            return f"{lead.format(source=chosen[0].source)}{gap}{answer}"
-        return answer
+        return chosen
 
     def rank(self, query: str, sentences: Sequence[Sentence]) -> list[tuple[Sentence, float]]:
         """Sentences that may answer ``query``, best first, with their scores (see
@@ -609,7 +446,7 @@ class GroundedResponder:
         # read in the sentences' words: a place none names ("Can I fly business class to
         # Singapore?") tells none apart, the rule stated in general holds there; a Latin
         # expression none uses ("per diem") is said in plain words ("daily allowance")
-        query = general_reading(query, _held_by(candidates)) or query
+        query = general_reading(query, held_by(candidates)) or query
         sims: list[float] | None = None
         if self.embedder is not None and self.embedder_weight > 0:
             sims = self._cosines(query, [s.text for s in candidates])

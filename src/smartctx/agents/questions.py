@@ -1,0 +1,123 @@
+"""Reading a user's question against the prompt's evidence, for the offline responder
+(:mod:`smartctx.agents.grounded`).
+
+What a question names decides what may answer it: :func:`unknown_in` finds the names no sentence
+of the evidence holds ("Zoom" in "How do I install Zoom?": nothing answers it);
+:func:`only_names` tells a follow-up that names nothing but names ("and in Paris?");
+:func:`asks_own_words` a question of what the user said ("What did I tell you about my desk?").
+:func:`in_thread` picks, among the sentences ranked for a question read with the exchange it
+follows (:func:`~smartctx.agents.relevance.contextual_query`), those that answer it: the
+sentences about what it names, or for a follow-up that names no topic of its own ("Who do I
+tell?"), those about the thread's topic, what it asks for first, never the user's statement it
+follows. Pure functions; the cost is linear in the number of sentences (their words are gathered
+once per question).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from smartctx.agents.answer_scoring import answer_types, derived_in, has_type
+from smartctx.agents.knowledge import Sentence
+from smartctx.agents.language import detect_language
+from smartctx.agents.relevance import topic_words
+from smartctx.retrieval.analysis import analyze
+from smartctx.retrieval.readings import general_reading, unknown_names
+
+_OWN_WORDS = re.compile(
+    r"\b(?:did|have|had)\s+I\s+(?:ever\s+)?(?:tell|say|mention|write)\b"
+    r"|\bI\s+(?:told|said|mentioned|wrote)\b"
+    r"|\b(?:habe|hatte)\s+ich\b.*\b(?:gesagt|erz[äa]hlt|erw[äa]hnt|geschrieben)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_START = re.compile(r"(?<=[.!?:;])\s+")
+_WORD = re.compile(r"[^\W\d_][\w'-]*")
+
+
+def asks_own_words(question: str) -> bool:
+    """Whether ``question`` asks what the user said ("What did I tell you about my desk?",
+    "What was it I said my badge number was?", "Was habe ich über meinen Schreibtisch gesagt?"):
+    then the user's own statements answer it, not a document that shares its words."""
+    return _OWN_WORDS.search(question) is not None
+
+
+def names(text: str) -> list[str]:
+    """The words of ``text`` written with a capital inside a sentence (not its first word, not
+    all capitals): names of places and people ("Paris", "New York"), not acronyms ("USD")."""
+    out: list[str] = []
+    for part in _SENTENCE_START.split(text):
+        words = _WORD.findall(part)
+        out += [w for w in words[1:] if w[0].isupper() and not w.isupper()]
+    return out
+
+
+def only_names(question: str, named: Sequence[str]) -> bool:
+    """Whether ``named``, the topic words of ``question``, are all names it writes ("and in
+    Paris?", "And for New York?"): a follow-up of the exchange before."""
+    return bool(named) and set(named) <= set(topic_words(" ".join(names(question))))
+
+
+def held_by(sentences: Sequence[Sentence]) -> Callable[[str], bool]:
+    """Whether one of ``sentences`` (or its section) holds an analysed word; their words are
+    gathered on the first question."""
+    held: list[frozenset[str]] = []
+
+    def knows(term: str) -> bool:
+        if not held:
+            held.append(frozenset().union(*(s.tokens | s.context_tokens for s in sentences)))
+        return term in held[0]
+
+    return knows
+
+
+def unknown_in(question: str, sentences: Sequence[Sentence]) -> list[str]:
+    """The names an English ``question`` asks about that none of ``sentences`` names
+    (:func:`~smartctx.retrieval.readings.unknown_names`, on the question read in their words, so
+    a place where a rule applies is not one): "Zoom" in "How do I install Zoom?", "Euro" in
+    "What is the Euro exchange rate?". Questions in other languages have none (German writes
+    every noun with a capital)."""
+    if detect_language(question) != "en":
+        return []
+    knows = held_by([s for s in sentences if not s.text.rstrip().endswith(":")])
+    return unknown_names(general_reading(question, knows) or question, knows)
+
+
+def in_thread(
+    question: str,
+    previous: str | None,
+    in_context: Sequence[tuple[Sentence, float, float]],
+    *,
+    named: Sequence[str],
+    follow_up: bool,
+    names_only: bool,
+) -> list[tuple[Sentence, float, float]]:
+    """The sentences of ``in_context`` (ranked, best first, for ``question`` read with the
+    ``previous`` user message) that answer ``question``, best first.
+
+    A question that names something (``named``, its topic words: "and in London?") is answered
+    by a sentence about it ("How do I contact you?" after a hotel question is not answered with
+    the hotel limit). A ``follow_up`` (no topic of its own: "Who should I contact?") is answered
+    by any of them but the user's statement it is read with ("I like pizza on fridays", then
+    "What should I do?"), those holding what it asks for first (after "I want to take parental
+    leave", "Who do I ask?" is answered by whom to tell). When none is left and the question
+    names only names (``names_only``: "and in Paris?" after the London hotel limit, no sentence
+    naming Paris), the sentences naming names: the rule the exchange found, which names its
+    exceptions ("USD 250 in London, Tokyo ..."), holds for it."""
+    ranked = [
+        item
+        for item in in_context
+        if follow_up
+        or not named
+        or any(t in item[0].tokens or derived_in(t, item[0].tokens) for t in named)
+    ]
+    if follow_up and previous is not None and not asks_own_words(question):
+        # the statement a follow-up is read with is its question, not its answer
+        asked = set(analyze(previous))
+        ranked = [i for i in ranked if not (i[0].personal and i[0].tokens <= asked)]
+        # the topic is the thread's, what is asked the follow-up's
+        values = tuple(t for t in answer_types(question) if t != "steps")
+        ranked.sort(key=lambda item: not (values and has_type(item[0].text, values)))
+    if not ranked and names_only:
+        ranked = [item for item in in_context if names(item[0].text)]
+    return ranked
