@@ -72,14 +72,33 @@ def test_memory_about_the_user_is_said_back_in_the_second_person() -> None:
     assert out == "Your employee number is 48213. [source: mem:abc]"
 
 
-def test_a_remembered_exchange_answers_from_the_user_side_only() -> None:
+@pytest.mark.parametrize(
+    ("said", "noted", "question", "answer"),
+    [
+        (
+            "My employee number is 48213.",
+            "Your employee number is 48213.",
+            "What is my employee number?",
+            "Your employee number is 48213.",
+        ),
+        # what it states, not the request to remember it
+        (
+            "I'm allergic to peanuts, remember that",
+            "You're allergic to peanuts",
+            "What am I allergic to?",
+            "You're allergic to peanuts",
+        ),
+    ],
+)
+def test_a_remembered_exchange_answers_from_the_user_side_only(
+    said: str, noted: str, question: str, answer: str
+) -> None:
     pair = {
         "role": "system",
-        "content": "[source: pair:p1] Earlier turn. User: My employee number is 48213. / "
-        "Assistant: Noted: Your employee number is 48213.",
+        "content": f"[source: pair:p1] Earlier turn. User: {said} / Assistant: Noted: {noted}",
     }
-    out = reply([SYSTEM, pair, user("What is my employee number?")])
-    assert out == "Your employee number is 48213. [source: pair:p1]"
+    out = reply([SYSTEM, pair, user(question)])
+    assert out == f"{answer} [source: pair:p1]"
 
 
 def test_the_same_fact_from_two_sources_is_said_once() -> None:

@@ -46,6 +46,11 @@ def asks(text: str, thread: str = "t2") -> list[Message]:
         ("제 사번은 48213입니다.", ["제 사번은 48213입니다."]),
         ("Notes part 1 on onboarding, keep them in mind: desk rota", []),
         ("Note: my desk is B12.", ["My desk is B12."]),
+        # a request to remember after the statement is not part of the fact
+        ("I'm allergic to peanuts, remember that", ["I'm allergic to peanuts"]),
+        ("My desk is 4B - please note.", ["My desk is 4B."]),
+        ("I work in Berlin; don't forget it!", ["I work in Berlin"]),
+        ("I love the song Remember", ["I love the song Remember"]),
         # German, Spanish, French: a name given, where one works; not a problem reported
         ("Ich arbeite im Hamburger Büro.", ["Ich arbeite im Hamburger Büro."]),
         ("Soy Ana y trabajo en Madrid.", ["Soy Ana y trabajo en Madrid."]),

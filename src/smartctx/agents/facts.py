@@ -4,7 +4,8 @@
 "my X is Y" ("My employee number is 48213"), "I am / I'm ..." ("I'm allergic to nuts"),
 "I work/live/prefer/use/have ..." statements, "call me X", changes ("my desk moved from 4B to
 5C"), and what follows "remember that" /
-"note that" / "keep in mind that"; Korean "제/내 X는 Y" and "기억해" forms. Questions are never
+"note that" / "keep in mind that" (a request to remember after the statement, ", remember
+that", is left out); Korean "제/내 X는 Y" and "기억해" forms. Questions are never
 facts. Pure and deterministic; no model.
 """
 
@@ -19,6 +20,13 @@ _REMEMBER = re.compile(
     r"(?:\s+(?:that|this))?\s*[:,-]?\s*(?P<rest>.+)$",
     re.IGNORECASE,
 )
+_REMEMBER_AFTER = re.compile(
+    r"\s*[,;:\u2013\u2014-]\s*(?:so\s+)?(?:please\s+)?(?:remember|note|keep\s+in\s+mind|"
+    r"don['\u2019]t\s+forget)(?:\s+(?:that|this|it))?(?:\s*,?\s*please)?\s*[.!]*\s*$",
+    re.IGNORECASE,
+)
+"""A request to remember after the statement ("I'm allergic to peanuts, remember that"): not
+part of the fact."""
 _FACT = re.compile(
     r"\bmy\s+[\w'-]+(?:\s+[\w'-]+){0,4}?\s+(?:is|are|was|were|=|:)\s+\S"
     r"|\b(?:i\s+am|i['’]m)\s+(?!(?:asking|wondering|trying|going|looking|not\s+sure|sorry|here|"
@@ -188,7 +196,7 @@ def extract_facts(text: str) -> list[str]:
             rest = remember.group("rest").strip()
             fact = rest[:1].upper() + rest[1:] if rest else None
         elif _FACT.search(sentence) or _FACT_KO.search(sentence) or _FACT_OTHER.search(sentence):
-            fact = sentence
+            fact = _REMEMBER_AFTER.sub(lambda m: "." if "." in m.group(0) else "", sentence)
         if fact and fact not in out:
             out.append(fact)
     return out

@@ -188,8 +188,12 @@ def _piece_sentences(
         sentence = _ACK.sub("", raw) if source == "summary" else raw
         if is_question(sentence) or (statements_only and _INSTRUCTION.match(sentence)):
             continue
-        if remembered and not extract_facts(sentence):
-            continue  # a remembered complaint ("my VPN drops") answers nothing
+        if remembered:
+            facts = extract_facts(sentence)
+            if not facts:
+                continue  # a remembered complaint ("my VPN drops") answers nothing
+            # what it states, not how it was asked ("I'm allergic to peanuts, remember that")
+            sentence = " ".join(facts)
         tokens = frozenset(analyze(sentence))
         if tokens:
             found.append((sentence, source, tokens, context, personal, step))
