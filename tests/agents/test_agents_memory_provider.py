@@ -51,6 +51,9 @@ def asks(text: str, thread: str = "t2") -> list[Message]:
         ("My desk is 4B - please note.", ["My desk is 4B."]),
         ("I work in Berlin; don't forget it!", ["I work in Berlin"]),
         ("I love the song Remember", ["I love the song Remember"]),
+        # nor a word that only opens it
+        ("Actually, my manager is now Tom Berg.", ["My manager is now Tom Berg."]),
+        ("By the way my desk is 5C.", ["My desk is 5C."]),
         # German, Spanish, French: a name given, where one works; not a problem reported
         ("Ich arbeite im Hamburger Büro.", ["Ich arbeite im Hamburger Büro."]),
         ("Soy Ana y trabajo en Madrid.", ["Soy Ana y trabajo en Madrid."]),

@@ -25,6 +25,20 @@ async def test_only_relevant_pairs_enter_below_the_evidence(memory: PersonalMemo
     assert "{" not in slot.text and "route_family" not in slot.text
 
 
+async def test_a_restated_attribute_recalls_only_its_latest_turn(memory: PersonalMemory) -> None:
+    said = [
+        ("p0", "My manager is Ana Lopez. I love hiking with my manager."),  # and something else
+        ("p1", "My manager is Ana Lopez."),
+        ("p2", "Actually my manager is now Tom Berg."),
+    ]
+    for pair_id, text in said:
+        await memory.add_pair("di", PairIn(text, "Noted.", id=pair_id))
+    hook = create_hook(memory, gate=RelevanceGate(None), counter=WhitespaceCounter())
+    turn = TurnContext("di", "ctx-new", "Who is my manager?", {})
+    await hook.before_turn(turn)
+    assert sorted(s.source_id for s in turn.slots) == ["pair:p0", "pair:p2"]
+
+
 async def test_the_allowance_caps_recalled_memory(memory: PersonalMemory) -> None:
     for n in range(3):
         text = f"My laptop battery report number {n} says it dies after one hour."

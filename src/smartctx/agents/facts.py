@@ -27,6 +27,13 @@ _REMEMBER_AFTER = re.compile(
 )
 """A request to remember after the statement ("I'm allergic to peanuts, remember that"): not
 part of the fact."""
+_LEAD_IN = re.compile(
+    r"^(?:actually|by\s+the\s+way|btw|oh|fyi|just\s+so\s+you\s+know|quick\s+update|update)"
+    r"\s*[,:;\u2013\u2014-]?\s+(?=\S)",
+    re.IGNORECASE,
+)
+"""A word that opens a statement without being part of it ("Actually, my manager is now Tom
+Berg.")."""
 _FACT = re.compile(
     r"\bmy\s+[\w'-]+(?:\s+[\w'-]+){0,4}?\s+(?:is|are|was|were|=|:)\s+\S"
     r"|\b(?:i\s+am|i['’]m)\s+(?!(?:asking|wondering|trying|going|looking|not\s+sure|sorry|here|"
@@ -197,6 +204,9 @@ def extract_facts(text: str) -> list[str]:
             fact = rest[:1].upper() + rest[1:] if rest else None
         elif _FACT.search(sentence) or _FACT_KO.search(sentence) or _FACT_OTHER.search(sentence):
             fact = _REMEMBER_AFTER.sub(lambda m: "." if "." in m.group(0) else "", sentence)
+            if _LEAD_IN.match(fact):
+                rest = _LEAD_IN.sub("", fact)
+                fact = rest[:1].upper() + rest[1:]
         if fact and fact not in out:
             out.append(fact)
     return out

@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from smartctx.agents.facts import stated_facts
+from smartctx.agents.facts import fact_attribute, stated_facts
 from smartctx.agents.relevance import ABOUT_USER_QUESTION, query_for
 from smartctx.core.slots import Slot, SlotKind
 from smartctx.core.tokens import TokenCounter
@@ -116,7 +116,7 @@ class PersonalMemoryHook:
         gate = self.gate
         if gate is None:
             return candidates
-        worthy = [s for s in candidates if _worth_recalling(s)]
+        worthy = _current([s for s in candidates if _worth_recalling(s)])
         if not worthy:
             return []
         counter = self.counter
@@ -219,6 +219,27 @@ def _stated(slot: Slot) -> str:
     """What the user stated of themselves in a remembered turn, in a normal form ("" if none)."""
     user = slot.metadata.get("user")
     return " ".join(stated_facts(user)) if isinstance(user, str) else ""
+
+
+def _current(candidates: list[Slot]) -> list[Slot]:
+    """``candidates`` without the remembered turns (oldest first) whose every statement is of an
+    attribute a later turn states again: after "My manager is Ana Lopez." and, later, "My manager
+    is now Tom Berg.", only the latter answers "Who is my manager?" (as the long-term memory
+    supersedes the fact, :func:`~smartctx.agents.facts.fact_attribute`). A turn that also states
+    something else stays; so do summaries and profile items."""
+    stated: list[tuple[list[str], bool]] = []  # per candidate: its attributes, anything else
+    for slot in candidates:
+        user = slot.metadata.get("user")
+        facts = stated_facts(user) if isinstance(user, str) else []
+        found = [fact_attribute(f) for f in facts]
+        stated.append(([a[0] for a in found if a is not None], None in found))
+    later: set[str] = set()
+    keep = [True] * len(candidates)
+    for n in range(len(candidates) - 1, -1, -1):
+        attributes, other = stated[n]
+        keep[n] = not attributes or other or not set(attributes) <= later
+        later.update(attributes)
+    return [slot for slot, kept in zip(candidates, keep, strict=True) if kept]
 
 
 def _worth_recalling(slot: Slot) -> bool:
