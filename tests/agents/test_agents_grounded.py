@@ -113,6 +113,25 @@ def test_the_same_fact_from_two_sources_is_said_once() -> None:
     assert out.startswith("Your employee number is 48213. [source: ")
 
 
+def test_a_restated_fact_answers_with_its_latest_value() -> None:
+    memory = {"role": "system", "content": "[source: mem:m1] My desk is 4B."}
+    out = reply(
+        [
+            SYSTEM,
+            memory,
+            user("My manager is Ana Lopez."),
+            assistant("Noted: Your manager is Ana Lopez."),
+            user("Actually my manager is now Tom Berg."),
+            assistant("Noted: Your manager is now Tom Berg."),
+            user("My desk moved from 4B to 5C."),
+            assistant("Noted."),
+            user("Who is my manager? Where is my desk?"),
+        ]
+    )
+    assert "Tom Berg" in out and "5C" in out
+    assert "Ana" not in out and "is 4B" not in out
+
+
 def test_a_remembered_question_is_not_an_answer() -> None:
     memory = {"role": "system", "content": "[source: mem:q] What is my employee number?"}
     assert reply([SYSTEM, memory, user("What is my employee number?")]) == NO_INFORMATION

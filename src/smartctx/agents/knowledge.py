@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from smartctx.agents.facts import extract_facts, name_fact, stated_facts
+from smartctx.agents.facts import extract_facts, fact_attribute, name_fact, stated_facts
 from smartctx.agents.text import numbered_units
 from smartctx.core.sentences import is_question
 from smartctx.retrieval.analysis import analyze
@@ -128,18 +128,36 @@ def extract_knowledge(messages: Sequence[dict[str, str]]) -> list[Sentence]:
     """Candidate answer sentences in ``messages`` (see the module docstring), in prompt order.
     Each piece of the prompt is read once and remembered (bounded): a thread's prompt repeats
     most of its knowledge and instructions from turn to turn."""
-    out: list[Sentence] = []
+    found: list[_Found] = []
     seen_system = False
     for role, content, is_last_user in _pieces(messages):
         untagged = role == "system" and _TAG.match(content) is None
         untagged = untagged and not content.startswith(SUMMARY_PREFIX)
-        for text, source, tokens, context, personal, step in _piece_sentences(
-            role, content, is_last_user, seen_system
-        ):
-            out.append(Sentence(text, source, tokens, context, len(out), personal, step))
+        found += _piece_sentences(role, content, is_last_user, seen_system)
         if untagged and not _SCAFFOLDING.search(content):
             seen_system = True
-    return out
+    return [
+        Sentence(text, source, tokens, context, n, personal, step)
+        for n, (text, source, tokens, context, personal, step) in enumerate(_current(found))
+    ]
+
+
+def _current(found: list[_Found]) -> list[_Found]:
+    """``found`` without what the user stated of an attribute they state again later in the
+    prompt (memory comes before the conversation, the conversation in its order): after "My
+    manager is Ana Lopez." and "Actually my manager is now Tom Berg.", only the latter answers
+    "Who is my manager?" (:func:`~smartctx.agents.facts.fact_attribute`, as the long-term
+    memory supersedes a fact)."""
+    later: set[str] = set()
+    keep = [True] * len(found)
+    for n in range(len(found) - 1, -1, -1):
+        if not found[n][4]:  # not personal
+            continue
+        stated = fact_attribute(found[n][0])
+        if stated is not None:
+            keep[n] = stated[0] not in later
+            later.add(stated[0])
+    return [item for item, kept in zip(found, keep, strict=True) if kept]
 
 
 _Found = tuple[str, str, frozenset[str], frozenset[str], bool, int | None]
