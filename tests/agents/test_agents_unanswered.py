@@ -63,6 +63,10 @@ EXPENSES = "kb:expense-reimbursement.md#1"
         ("What are the office opening hours?", ("kb:leave.md#2", "kb:laptops.md#2")),
         # "visit" is not "Visitenkarten"
         ("Wie bestelle ich Visitenkarten?", (EXPENSES,)),
+        # an action no sentence says, in any words: "laptop" is where the user prints from;
+        # "bank" and "payroll" are in the claim procedure's last step, "change" in none
+        ("How do I print from my laptop?", ("kb:laptops.md#1", "kb:laptops.md#2")),
+        ("How do I change my bank account for payroll?", (EXPENSES,)),
     ],
 )
 def test_a_question_the_chunks_do_not_answer_is_declined(
@@ -97,6 +101,11 @@ def test_a_best_sentence_unrelated_in_meaning_gives_the_abstention_not_an_empty_
         ),
         ("What number do I call for the helpdesk?", ("kb:password-reset.md#1",), "If you have"),
         ("Wie setze ich mein Passwort zurück?", ("kb:password-reset.md#1",), "Laut"),
+        # an action said in other words: "change" and "recover" are what the reset steps do
+        ("How do I change my password?", ("kb:password-reset.md#1",), "1. Go to"),
+        ("How do I recover my password?", ("kb:password-reset.md#1",), "1. Go to"),
+        ("How do I log in to the VPN?", ("kb:vpn.md#2",), "1. Open the"),
+        ("How do I apply for parental leave?", ("kb:leave.md#3",), "Parents get 16 weeks"),
     ],
 )
 def test_the_questions_those_chunks_answer_are_still_answered(

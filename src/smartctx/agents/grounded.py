@@ -33,6 +33,7 @@ from smartctx.agents.questions import (
     in_thread,
     only_names,
     unknown_in,
+    unnamed_action,
 )
 from smartctx.agents.relevance import (
     ABOUT_USER_QUESTION,
@@ -104,7 +105,7 @@ newcomer questions added since score no lower than those: "How do I get a new ph
 declined is a rule, not the threshold: a name no sentence holds
 (:func:`~smartctx.agents.questions.unknown_in`), a shared name alone (``Scored.topical``), an
 instruction for another task (:func:`on_topic`), a similarity-only match in the question's own
-language.)"""
+language, an action no sentence says (:func:`~smartctx.agents.questions.unnamed_action`).)"""
 
 
 @lru_cache(maxsize=4096)
@@ -147,9 +148,12 @@ class GroundedResponder:
        it repeats. A sentence sharing a word with the query answers when its score reaches
        ``threshold``; one sharing none (another language) when its similarity reaches
        ``strong_similarity``. Nothing answers an English question that names something no
-       sentence names ("How do I install Zoom?", :func:`~smartctx.agents.questions.unknown_in`);
-       a sentence sharing only the question's names ("Berlin") is not on its topic, nor an
-       instruction for another task (:func:`on_topic`). The best one, and a second scoring at
+       sentence names ("How do I install Zoom?", :func:`~smartctx.agents.questions.unknown_in`),
+       nor one asking how to do what no sentence says, in its words or in others as close as
+       ``strong_similarity`` ("How do I print from my laptop?",
+       :func:`~smartctx.agents.questions.unnamed_action`); a sentence sharing only the
+       question's names ("Berlin") is not on its topic, nor an instruction for another task
+       (:func:`on_topic`). The best one, and a second scoring at
        least ``second_ratio`` of it (at most ``max_sentences``; from another document, with at
        least ``second_ratio`` of its similarity too, from its document with
        :data:`SAME_DOCUMENT_SIMILARITY` of it; holding the kind of value the question asks for,
@@ -469,6 +473,15 @@ class GroundedResponder:
         # one it shares)
         lexical_any = any(item.shared for item in scored)
         lang = detect_language(query)
+        if (
+            sims is not None
+            and strong is not None
+            and all(item.similarity < strong for item in scored)
+            and unnamed_action(query, sentences) is not None
+        ):
+            # "How do I print from my laptop?": no sentence says "print", nor one in other words
+            # (as close in meaning as a sentence that shares no word must be); "laptop" is where
+            return []
         for item in scored:
             if item.sentence.source == "conversation" and item.lexical < CONVERSATION_OVERLAP:
                 continue  # what the user said earlier answers only what it is plainly about

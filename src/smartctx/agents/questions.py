@@ -9,8 +9,9 @@ of the evidence holds ("Zoom" in "How do I install Zoom?": nothing answers it);
 follows (:func:`~smartctx.agents.relevance.contextual_query`), those that answer it: the
 sentences about what it names, or for a follow-up that names no topic of its own ("Who do I
 tell?"), those about the thread's topic, what it asks for first, never the user's statement it
-follows. Pure functions; the cost is linear in the number of sentences (their words are gathered
-once per question).
+follows. :func:`unnamed_action` finds the action a question asks how to do when no sentence
+names it ("print" in "How do I print from my laptop?"). Pure functions; the cost is linear in the
+number of sentences (their words are gathered once per question).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from smartctx.agents.answer_scoring import answer_types, derived_in, has_type
+from smartctx.agents.answer_scoring import LIGHT_WORDS, answer_types, derived_in, has_type
 from smartctx.agents.knowledge import Sentence
 from smartctx.agents.language import detect_language
 from smartctx.agents.relevance import topic_words
@@ -33,6 +34,12 @@ _OWN_WORDS = re.compile(
 )
 _SENTENCE_START = re.compile(r"(?<=[.!?:;])\s+")
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
+_HOW_TO_DO = re.compile(
+    r"\bhow\s+(?:do|can|could|should|would|shall)\s+(?:i|we)\s+(?P<verb>[^\W\d_]+)"
+    r"|\bhow\s+to\s+(?P<to>[^\W\d_]+)",
+    re.IGNORECASE,
+)
+"""A question of how to do something and its action ("How do I *print* from my laptop?")."""
 
 
 def asks_own_words(question: str) -> bool:
@@ -81,6 +88,27 @@ def unknown_in(question: str, sentences: Sequence[Sentence]) -> list[str]:
         return []
     knows = held_by([s for s in sentences if not s.text.rstrip().endswith(":")])
     return unknown_names(general_reading(question, knows) or question, knows)
+
+
+def unnamed_action(question: str, sentences: Sequence[Sentence]) -> str | None:
+    """The action an English ``question`` asks how to do when none of ``sentences`` (nor its
+    section) holds it or another form of it: "print" in "How do I print from my laptop?",
+    "change" in "How do I change my bank account for payroll?". None when one does, for a light
+    action ("How do I get a new phone?") and for a question that does not ask how. Such a
+    question is not answered by the words it shares ("laptop": "Report a broken laptop ...");
+    only a sentence that says the action in other words can answer it ("How do I change my
+    password?" and "Choose a new password")."""
+    if detect_language(question) != "en":
+        return None
+    asked = _HOW_TO_DO.search(question)
+    if asked is None:
+        return None
+    verb = asked.group("verb") or asked.group("to")
+    terms = [t for t in analyze(verb) if t not in LIGHT_WORDS]
+    known = frozenset().union(*(s.tokens | s.context_tokens for s in sentences))
+    if not terms or any(t in known or derived_in(t, known) for t in terms):
+        return None
+    return verb
 
 
 def in_thread(
