@@ -37,6 +37,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from smartctx.agents.facts import stated_facts
 from smartctx.agents.memory_store import MemoryItem
 from smartctx.agents.text import to_second_person
 from smartctx.core.sentences import split_sentences
@@ -56,12 +57,15 @@ _NESTED: ContextVar[bool] = ContextVar("smartctx_forget_nested", default=False)
 
 def restatements(texts: Sequence[str]) -> list[str]:
     """``texts`` and the forms a reply or a summary restates them in (see the module docs):
-    every sentence as said, said back in the second person, without its final punctuation,
+    every sentence and every fact it states (:func:`~smartctx.agents.facts.stated_facts`) as
+    said, said back in the second person, without its final punctuation,
     and redacted. Distinct, in a stable order."""
     out: list[str] = []
     for text in texts:
         forms = [text, redact(text)]
-        for sentence in split_sentences(text):
+        # each sentence, and each fact as stated ("Remember that I keep my key under the
+        # mat" is answered with "You keep your key under the mat")
+        for sentence in dict.fromkeys([*split_sentences(text), *stated_facts(text)]):
             second = to_second_person(sentence)
             forms += [sentence, second, second[:1].lower() + second[1:]]
         for form in list(forms):
