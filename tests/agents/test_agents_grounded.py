@@ -592,6 +592,27 @@ def test_a_step_that_shares_one_word_with_the_question_does_not_open_its_procedu
     assert out.startswith("1. Go to `password.example.com`")
 
 
+def test_a_step_that_mentions_the_asked_task_in_passing_is_not_its_procedure() -> None:
+    vpn = kb(
+        "vpn.md#2",
+        "## Connecting to the VPN\n\n1. Open the GlobalProtect app. On a new laptop it is "
+        "already installed; otherwise install it from the Software Center.\n2. Enter the portal "
+        "address and click **Connect**.\n\nThe VPN disconnects after 12 hours; connect again.",
+    )
+    laptops = kb(
+        "laptops.md#1",
+        "## Standard laptops\n\nOrder a laptop or a replacement in the IT service portal; "
+        "delivery takes about 5 working days. Install software only from the Software Center; "
+        "other software needs a request to the helpdesk.",
+    )
+    for question, answer in [
+        ("How do I order a new laptop?", "Order a laptop or a replacement"),
+        ("How do I install software?", "Install software only from the Software Center"),
+    ]:
+        out = reply([SYSTEM, vpn, laptops, user(question)])
+        assert out.startswith(answer) and "GlobalProtect" not in out, (question, out)
+
+
 def each_answered(chat: list[dict[str, str]], questions: Sequence[str], expected: str) -> None:
     """Each of ``questions``, asked after ``chat``, is answered with ``expected`` in the reply."""
     for question in questions:

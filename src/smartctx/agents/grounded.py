@@ -28,6 +28,7 @@ from smartctx.agents.language import detect_language, small_talk
 from smartctx.agents.models import ChatMessages, copy_messages
 from smartctx.agents.procedures import on_topic, whole_procedures
 from smartctx.agents.questions import (
+    asked_action,
     asks_own_words,
     held_by,
     in_thread,
@@ -370,11 +371,17 @@ class GroundedResponder:
         if searched == ABOUT_USER_QUESTION:
             return say([item[0] for item in ranked], lang)
         chosen = self._chosen(ranked, searched)
+        action = asked_action(query)
+        if action is not None and len(chosen) > 1:
+            # a step for another task does not come along ("How do I order a new laptop?": not
+            # the VPN step that says "On a new laptop it is already installed")
+            plainly = on_topic(topic_words(query), sentences, action)
+            chosen = chosen[:1] + [s for s in chosen[1:] if s.step is None or plainly(s)]
         procedure = asks_how(query) and any(s.step is not None for s in chosen)
         if procedure:
             # "How do I reset my password?" is answered by the whole procedure, not by the
             # one step that shares the most words with it
-            chosen = whole_procedures(chosen, sentences, topic_words(searched))
+            chosen = whole_procedures(chosen, sentences, topic_words(searched), action)
             procedure = any(s.step is not None for s in chosen)
         # the best sentence's source first; within a source, the document's own order; a
         # procedure asked for comes before what else was chosen ("Comment réinitialiser mon mot
@@ -459,7 +466,7 @@ class GroundedResponder:
             candidates,
             sims,
             similarity_weight=self.embedder_weight,
-            instruction=on_topic(topic_words(query), sentences),
+            instruction=on_topic(topic_words(query), sentences, asked_action(query)),
         )
         strong = self.strong_similarity
         ranked: list[tuple[Sentence, float, float]] = []

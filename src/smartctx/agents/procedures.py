@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from smartctx.agents.answer_scoring import derived_in
 from smartctx.agents.knowledge import Sentence
+from smartctx.retrieval.analysis import analyze
 
 MAX_STEPS = 8
 """The longest procedure said whole; a longer list answers with its best steps only."""
@@ -37,30 +38,61 @@ def _lead_in(step: Sentence, at: dict[int, Sentence]) -> Sentence | None:
     return lead if lead.text.endswith(":") else None
 
 
-def on_topic(topic: Sequence[str], sentences: Sequence[Sentence]) -> Callable[[Sentence], bool]:
+def _task_words(
+    step: Sentence, sentences: Sequence[Sentence], lead: Sentence | None
+) -> frozenset[str]:
+    """The words that say what the procedure ``step`` belongs to is for: its lead-in, its
+    section's heading (the section's words no sentence holds) and the other sentences of its
+    source, not the step itself ("Connecting to the VPN", not "On a new laptop it is already
+    installed" in its first step)."""
+    same = [s.tokens for s in sentences if s.source == step.source]
+    other = frozenset().union(
+        *(s.tokens for s in sentences if s.source == step.source and s is not step)
+    )
+    heading = step.context_tokens - frozenset().union(*same)
+    return other | heading | (lead.tokens if lead is not None else frozenset())
+
+
+def on_topic(
+    topic: Sequence[str], sentences: Sequence[Sentence], action: str | None = None
+) -> Callable[[Sentence], bool]:
     """Whether a sentence of ``sentences`` is plainly on a question's ``topic`` (its topic
     words): it holds, with its list's lead-in (:func:`_lead_in`), two of those the sentences know
     at all, or the one they know; any sentence is when they know none (a question in another
     language). So "How do I set up the VPN on my phone?" is not on the topic of a password-reset
     step that mentions a phone, and "How do I order new business cards?" not on that of "Attach
-    a photo of every receipt" that mentions a card slip."""
+    a photo of every receipt" that mentions a card slip. With the question's ``action`` (its
+    task verb, :func:`~smartctx.agents.text.asked_action`), a step of a list is on its topic only
+    when what says the task of its list (:func:`_task_words`: its lead-in, its heading, the rest
+    of its section) holds that verb, where any sentence does: "How do
+    I order a new laptop?" is not on the topic of the VPN steps whose first says "On a new
+    laptop it is already installed", nor is "How do I install software?"; "Order a laptop ... in
+    the IT service portal" and "Install software only from the Software Center" answer."""
     known = frozenset().union(*(s.tokens for s in sentences))
     asked = [t for t in dict.fromkeys(topic) if t in known or derived_in(t, known)]
     need = min(2, len(asked))
     at = {s.order: s for s in sentences}
+    verbs = [t for t in analyze(action or "") if t in known or derived_in(t, known)]
 
     def holds(sentence: Sentence) -> bool:
         words = sentence.tokens
         lead = _lead_in(sentence, at) if sentence.step is not None else None
         if lead is not None:
             words = words | lead.tokens
+        if sentence.step is not None and verbs:
+            task = _task_words(sentence, sentences, lead)
+            if not any(v in task or derived_in(v, task) for v in verbs):
+                return False
         return sum(1 for t in asked if t in words or derived_in(t, words)) >= need
 
     return holds
 
 
 def whole_procedures(
-    chosen: Sequence[Sentence], sentences: Sequence[Sentence], topic: Sequence[str]
+    chosen: Sequence[Sentence],
+    sentences: Sequence[Sentence],
+    topic: Sequence[str],
+    action: str | None = None,
 ) -> list[Sentence]:
     """``chosen`` with every step of each short ordered list (at most :data:`MAX_STEPS` steps,
     numbered 1, 2, 3 ... in one source) that one of them belongs to, so a procedure is said from
@@ -72,7 +104,7 @@ def whole_procedures(
     numbers."""
     known = frozenset().union(*(s.tokens for s in sentences))
     asked = [t for t in dict.fromkeys(topic) if t in known or derived_in(t, known)]
-    plainly = on_topic(topic, sentences)
+    plainly = on_topic(topic, sentences, action)
     at = {s.order: s for s in sentences}
     out = list(chosen)
     opened: set[int] = set()

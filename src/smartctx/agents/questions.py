@@ -90,6 +90,25 @@ def unknown_in(question: str, sentences: Sequence[Sentence]) -> list[str]:
     return unknown_names(general_reading(question, knows) or question, knows)
 
 
+LIGHT_ACTIONS: frozenset[str] = LIGHT_WORDS | frozenset(
+    analyze("be do go have use see keep put start stop try ask")
+)
+"""Verbs that name no task of their own ("How do I *get* a new phone?", "How do I *use* ...")."""
+
+
+def asked_action(question: str) -> str | None:
+    """The action an English ``question`` asks how to do ("How do I *order* a new laptop?",
+    "How to *reset* my password"), or None: another kind of question, another language, or a
+    verb that names no task (:data:`LIGHT_ACTIONS`)."""
+    if detect_language(question) != "en":
+        return None
+    asked = _HOW_TO_DO.search(question)
+    if asked is None:
+        return None
+    verb = asked.group("verb") or asked.group("to")
+    return verb if any(t not in LIGHT_ACTIONS for t in analyze(verb)) else None
+
+
 def unnamed_action(question: str, sentences: Sequence[Sentence]) -> str | None:
     """The action an English ``question`` asks how to do when none of ``sentences`` (nor its
     section) holds it or another form of it: "print" in "How do I print from my laptop?",
@@ -98,13 +117,10 @@ def unnamed_action(question: str, sentences: Sequence[Sentence]) -> str | None:
     question is not answered by the words it shares ("laptop": "Report a broken laptop ...");
     only a sentence that says the action in other words can answer it ("How do I change my
     password?" and "Choose a new password")."""
-    if detect_language(question) != "en":
+    verb = asked_action(question)
+    if verb is None:
         return None
-    asked = _HOW_TO_DO.search(question)
-    if asked is None:
-        return None
-    verb = asked.group("verb") or asked.group("to")
-    terms = [t for t in analyze(verb) if t not in LIGHT_WORDS]
+    terms = [t for t in analyze(verb) if t not in LIGHT_ACTIONS]
     known = frozenset().union(*(s.tokens | s.context_tokens for s in sentences))
     if not terms or any(t in known or derived_in(t, known) for t in terms):
         return None
