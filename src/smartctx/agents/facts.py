@@ -12,6 +12,7 @@ facts. Pure and deterministic; no model.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 
 from smartctx.core.sentences import is_question, split_sentences
 
@@ -152,6 +153,20 @@ def fact_attribute(fact: str) -> tuple[str, str] | None:
             attribute = " ".join(match.group("attr").casefold().split())
             return attribute, match.group("value").strip()
     return None
+
+
+def restated_later(attributes: Sequence[Collection[str]]) -> list[bool]:
+    """For statements oldest first, each given by the attributes it states
+    (:func:`fact_attribute`), whether every one of them is stated again by a later statement:
+    then the later ones supersede it ("My manager is Ana Lopez." before "My manager is now Tom
+    Berg."). A statement of no attribute is never restated. One pass from the newest."""
+    later: set[str] = set()
+    out = [False] * len(attributes)
+    for n in range(len(attributes) - 1, -1, -1):
+        stated = attributes[n]
+        out[n] = bool(stated) and later.issuperset(stated)
+        later.update(stated)
+    return out
 
 
 def introduced_name(text: str) -> str | None:

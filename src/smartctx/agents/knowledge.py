@@ -30,7 +30,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from smartctx.agents.facts import extract_facts, fact_attribute, name_fact, stated_facts
+from smartctx.agents.facts import (
+    extract_facts,
+    fact_attribute,
+    name_fact,
+    restated_later,
+    stated_facts,
+)
 from smartctx.agents.text import numbered_units
 from smartctx.core.sentences import is_question
 from smartctx.retrieval.analysis import analyze
@@ -146,18 +152,11 @@ def _current(found: list[_Found]) -> list[_Found]:
     """``found`` without what the user stated of an attribute they state again later in the
     prompt (memory comes before the conversation, the conversation in its order): after "My
     manager is Ana Lopez." and "Actually my manager is now Tom Berg.", only the latter answers
-    "Who is my manager?" (:func:`~smartctx.agents.facts.fact_attribute`, as the long-term
+    "Who is my manager?" (:func:`~smartctx.agents.facts.restated_later`, as the long-term
     memory supersedes a fact)."""
-    later: set[str] = set()
-    keep = [True] * len(found)
-    for n in range(len(found) - 1, -1, -1):
-        if not found[n][4]:  # not personal
-            continue
-        stated = fact_attribute(found[n][0])
-        if stated is not None:
-            keep[n] = stated[0] not in later
-            later.add(stated[0])
-    return [item for item, kept in zip(found, keep, strict=True) if kept]
+    stated = [fact_attribute(item[0]) if item[4] else None for item in found]  # [4]: personal
+    gone = restated_later([(a[0],) if a is not None else () for a in stated])
+    return [item for item, superseded in zip(found, gone, strict=True) if not superseded]
 
 
 _Found = tuple[str, str, frozenset[str], frozenset[str], bool, int | None]

@@ -39,17 +39,15 @@ def _lead_in(step: Sentence, at: dict[int, Sentence]) -> Sentence | None:
 
 
 def _task_words(
-    step: Sentence, sentences: Sequence[Sentence], lead: Sentence | None
+    step: Sentence, section: Sequence[Sentence], lead: Sentence | None
 ) -> frozenset[str]:
     """The words that say what the procedure ``step`` belongs to is for: its lead-in, its
-    section's heading (the section's words no sentence holds) and the other sentences of its
-    source, not the step itself ("Connecting to the VPN", not "On a new laptop it is already
-    installed" in its first step)."""
-    same = [s.tokens for s in sentences if s.source == step.source]
-    other = frozenset().union(
-        *(s.tokens for s in sentences if s.source == step.source and s is not step)
-    )
-    heading = step.context_tokens - frozenset().union(*same)
+    section's heading (the section's words no sentence of it holds) and the other sentences of
+    its ``section`` (the sentences of its source), not the step itself ("Connecting to the VPN",
+    not "On a new laptop it is already installed" in its first step)."""
+    held = frozenset().union(*(s.tokens for s in section))
+    other = frozenset().union(*(s.tokens for s in section if s is not step))
+    heading = step.context_tokens - held
     return other | heading | (lead.tokens if lead is not None else frozenset())
 
 
@@ -62,17 +60,20 @@ def on_topic(
     language). So "How do I set up the VPN on my phone?" is not on the topic of a password-reset
     step that mentions a phone, and "How do I order new business cards?" not on that of "Attach
     a photo of every receipt" that mentions a card slip. With the question's ``action`` (its
-    task verb, :func:`~smartctx.agents.text.asked_action`), a step of a list is on its topic only
-    when what says the task of its list (:func:`_task_words`: its lead-in, its heading, the rest
-    of its section) holds that verb, where any sentence does: "How do
-    I order a new laptop?" is not on the topic of the VPN steps whose first says "On a new
-    laptop it is already installed", nor is "How do I install software?"; "Order a laptop ... in
-    the IT service portal" and "Install software only from the Software Center" answer."""
+    task verb, :func:`~smartctx.agents.questions.asked_action`), a step of a list is on its topic
+    only when what says the task of its list (:func:`_task_words`: its lead-in, its heading, the
+    rest of its section) holds that verb, where any sentence does: "How do I order a new
+    laptop?" is not on the topic of the VPN steps whose first says "On a new laptop it is
+    already installed", nor is "How do I install software?"; "Order a laptop ... in the IT
+    service portal" and "Install software only from the Software Center" answer."""
     known = frozenset().union(*(s.tokens for s in sentences))
     asked = [t for t in dict.fromkeys(topic) if t in known or derived_in(t, known)]
     need = min(2, len(asked))
     at = {s.order: s for s in sentences}
     verbs = [t for t in analyze(action or "") if t in known or derived_in(t, known)]
+    sections: dict[str, list[Sentence]] = {}
+    for s in sentences if verbs else ():
+        sections.setdefault(s.source, []).append(s)
 
     def holds(sentence: Sentence) -> bool:
         words = sentence.tokens
@@ -80,7 +81,7 @@ def on_topic(
         if lead is not None:
             words = words | lead.tokens
         if sentence.step is not None and verbs:
-            task = _task_words(sentence, sentences, lead)
+            task = _task_words(sentence, sections[sentence.source], lead)
             if not any(v in task or derived_in(v, task) for v in verbs):
                 return False
         return sum(1 for t in asked if t in words or derived_in(t, words)) >= need

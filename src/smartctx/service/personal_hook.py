@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from smartctx.agents.facts import fact_attribute, stated_facts
+from smartctx.agents.facts import fact_attribute, restated_later, stated_facts
 from smartctx.agents.relevance import ABOUT_USER_QUESTION, query_for
 from smartctx.core.slots import Slot, SlotKind
 from smartctx.core.tokens import TokenCounter
@@ -225,21 +225,17 @@ def _current(candidates: list[Slot]) -> list[Slot]:
     """``candidates`` without the remembered turns (oldest first) whose every statement is of an
     attribute a later turn states again: after "My manager is Ana Lopez." and, later, "My manager
     is now Tom Berg.", only the latter answers "Who is my manager?" (as the long-term memory
-    supersedes the fact, :func:`~smartctx.agents.facts.fact_attribute`). A turn that also states
+    supersedes the fact, :func:`~smartctx.agents.facts.restated_later`). A turn that also states
     something else stays; so do summaries and profile items."""
-    stated: list[tuple[list[str], bool]] = []  # per candidate: its attributes, anything else
+    attributes: list[list[str]] = []
+    other: list[bool] = []  # states something that is no attribute
     for slot in candidates:
         user = slot.metadata.get("user")
-        facts = stated_facts(user) if isinstance(user, str) else []
-        found = [fact_attribute(f) for f in facts]
-        stated.append(([a[0] for a in found if a is not None], None in found))
-    later: set[str] = set()
-    keep = [True] * len(candidates)
-    for n in range(len(candidates) - 1, -1, -1):
-        attributes, other = stated[n]
-        keep[n] = not attributes or other or not set(attributes) <= later
-        later.update(attributes)
-    return [slot for slot, kept in zip(candidates, keep, strict=True) if kept]
+        found = [fact_attribute(f) for f in (stated_facts(user) if isinstance(user, str) else [])]
+        attributes.append([a[0] for a in found if a is not None])
+        other.append(None in found)
+    gone = restated_later(attributes)
+    return [s for s, g, o in zip(candidates, gone, other, strict=True) if o or not g]
 
 
 def _worth_recalling(slot: Slot) -> bool:
