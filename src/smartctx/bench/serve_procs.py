@@ -67,6 +67,20 @@ def server_command(kind: str, port: int, database: str) -> list[str]:
     return [sys.executable, "-c", _SMARTCTX, *args]
 
 
+def _family(pid: int) -> list[int]:
+    """``pid`` and its descendants (from /proc; the children of a process that exits meanwhile
+    are missed)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        # a child is listed under the thread that started it
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                todo.extend(int(child) for child in (task / "children").read_text().split())
+    return found
+
+
 @dataclass
 class ServerProcess:
     """One running server; ``url`` is its base URL."""
@@ -78,22 +92,28 @@ class ServerProcess:
     _cpu_mark: float = field(default=0.0)
 
     def cpu_seconds(self) -> float:
-        """User + system CPU seconds the process has used so far (0 when /proc is missing)."""
-        try:
-            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return 0.0
-        return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+        """User + system CPU seconds the server has used so far, its helper processes (the
+        embedding model's) included (0 when /proc is missing)."""
+        total = 0.0
+        for pid in _family(self.process.pid):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += (int(fields[11]) + int(fields[12])) / _CLK_TCK
+        return total
 
     def rss_mb(self) -> float:
-        """Resident set size in MB (0 when /proc is missing)."""
-        try:
-            for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-        except OSError:
-            pass
-        return 0.0
+        """Resident set size in MB, helper processes included (0 when /proc is missing)."""
+        total = 0.0
+        for pid in _family(self.process.pid):
+            try:
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1]) / 1024
+            except OSError:
+                continue
+        return total
 
     def stop(self, timeout: float = 15.0) -> None:
         """SIGTERM the process group, then SIGKILL after ``timeout`` seconds (idempotent)."""

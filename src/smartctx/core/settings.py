@@ -52,6 +52,11 @@ class Settings(BaseSettings):
     embed_threads: int = Field(
         1, ge=1, description="BLAS/OpenMP threads of one embedder call (turns embed a few texts)"
     )
+    embed_process: bool = Field(
+        True,
+        description="run the use/e5 model in a helper process, so a turn's embedding runs on "
+        "another core instead of holding the server's interpreter (off: in the server process)",
+    )
     embed_workers: int = Field(
         0,
         ge=0,

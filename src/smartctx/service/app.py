@@ -73,6 +73,8 @@ from smartctx.agents.memory_store import STATE_PROBE
 from smartctx.agents.relevance import GatedRecaller, RelevanceGate
 from smartctx.core.clock import Clock, SystemClock
 from smartctx.core.embed_cache import CachedEmbedder
+from smartctx.core.embed_process import MODELS as EMBED_PROCESS_MODELS
+from smartctx.core.embed_process import process_embedder
 from smartctx.core.embeddings import Embedder, embed_queries, get_embedder
 from smartctx.core.errors import InvalidInput, SmartCtxError
 from smartctx.core.recall import Recaller
@@ -217,6 +219,14 @@ def _turn_probes(
     return probes
 
 
+def _model(settings: Settings, name: str) -> Embedder:
+    """The served embedder ``name``: a model in its helper process (``embed_process``, one per
+    model and process, see :mod:`smartctx.core.embed_process`), else the in-process one."""
+    if settings.embed_process and name in EMBED_PROCESS_MODELS:
+        return process_embedder(name, settings.embed_threads)
+    return get_embedder(name)
+
+
 def _relevance_gate(settings: Settings, cached: Embedder | None) -> RelevanceGate:
     """The gate recalled memory must pass: the similarity embedder (loaded on first use), through
     the service's cache when there is one. Remembered items come back turn after turn, so the
@@ -252,13 +262,13 @@ def create_app(
     recaller: Callable[[], Recaller] | None = None
     recall_embedder: Embedder | None = None
     # Default models are wrapped in caches that a worker pool fills ahead of each turn.
-    similarity = CachedEmbedder(get_embedder(settings.embedder)) if embedder is None else None
+    similarity = CachedEmbedder(_model(settings, settings.embedder)) if embedder is None else None
     retrieval = (
         None
         if embedder is not None
         else similarity  # one cache when both are the same model
         if settings.retrieval_embedder == settings.embedder
-        else CachedEmbedder(get_embedder(settings.retrieval_embedder))
+        else CachedEmbedder(_model(settings, settings.retrieval_embedder))
     )
     if with_memory and settings.recall_ratio > 0:
         if embedder is not None:
@@ -268,7 +278,7 @@ def create_app(
         elif settings.recall_embedder == settings.retrieval_embedder:
             recall_embedder = retrieval  # knowledge chunks come with their vectors
         else:
-            recall_embedder = CachedEmbedder(get_embedder(settings.recall_embedder))
+            recall_embedder = CachedEmbedder(_model(settings, settings.recall_embedder))
         chosen = recall_embedder
 
         gate = RelevanceGate(embedder if embedder is not None else similarity)
