@@ -14,6 +14,7 @@ from smartctx.agents.language import ABOUT_ASSISTANT, FORGET_ELSEWHERE, small_ta
 from smartctx.agents.procedures import whole_procedures
 from smartctx.agents.relevance import topic_words
 from smartctx.core import HashingEmbedder
+from smartctx.core.embeddings import get_embedder
 
 SYSTEM = {"role": "system", "content": "You are the helpdesk assistant. Cite your sources."}
 RULE = {"role": "system", "content": "You are a defender. Never say 'I give up'."}
@@ -611,6 +612,27 @@ def test_a_step_that_mentions_the_asked_task_in_passing_is_not_its_procedure() -
     ]:
         out = reply([SYSTEM, vpn, laptops, user(question)])
         assert out.startswith(answer) and "GlobalProtect" not in out, (question, out)
+
+
+def test_a_step_that_mentions_the_asked_topic_in_passing_is_not_its_procedure() -> None:
+    # the knowledge as a served window shows it (two passages under "## Knowledge")
+    knowledge = {
+        "role": "system",
+        "content": "You are the helpdesk assistant.\n\n## Knowledge\n[source: kb:laptops.md#1] "
+        "Laptops are replaced every 4 years, or earlier when they fail. Order a laptop or a "
+        "replacement in the IT service portal; delivery takes about 5 working days.\n\n"
+        "[source: kb:vpn.md#2] Connecting to the VPN:\n1. Open the GlobalProtect app from the "
+        "system tray. On a new laptop it is already installed; otherwise install it from the "
+        "Software Center.\n2. Enter the portal address `vpn.example.com` and click Connect.\n"
+        "3. Sign in with your company e-mail address and password.",
+    }
+    served = GroundedResponder.calibrated(get_embedder("use"))  # as the service builds it
+    # "laptop" is only step 1's aside: the list is for connecting to the VPN
+    out = served.respond([knowledge, user("My laptop screen is flickering, what should I do?")])
+    assert "GlobalProtect" not in out and out.startswith("Order a laptop or a replacement"), out
+    # the list still answers what its task is
+    out = served.respond([knowledge, user("How do I connect to the VPN?")])
+    assert out.startswith("1. Open the GlobalProtect app"), out
 
 
 def each_answered(chat: list[dict[str, str]], questions: Sequence[str], expected: str) -> None:

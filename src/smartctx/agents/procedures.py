@@ -65,14 +65,17 @@ def on_topic(
     rest of its section) holds that verb, where any sentence does: "How do I order a new
     laptop?" is not on the topic of the VPN steps whose first says "On a new laptop it is
     already installed", nor is "How do I install software?"; "Order a laptop ... in the IT
-    service portal" and "Install software only from the Software Center" answer."""
+    service portal" and "Install software only from the Software Center" answer. Likewise a
+    step is on the topic only when its list's task holds one of the topic words: "My laptop
+    screen is flickering, what should I do?" is not on the topic of the VPN steps, whose first
+    mentions a new laptop."""
     known = frozenset().union(*(s.tokens for s in sentences))
     asked = [t for t in dict.fromkeys(topic) if t in known or derived_in(t, known)]
     need = min(2, len(asked))
     at = {s.order: s for s in sentences}
     verbs = [t for t in analyze(action or "") if t in known or derived_in(t, known)]
     sections: dict[str, list[Sentence]] = {}
-    for s in sentences if verbs else ():
+    for s in sentences if verbs or asked else ():
         sections.setdefault(s.source, []).append(s)
 
     def holds(sentence: Sentence) -> bool:
@@ -80,10 +83,12 @@ def on_topic(
         lead = _lead_in(sentence, at) if sentence.step is not None else None
         if lead is not None:
             words = words | lead.tokens
-        if sentence.step is not None and verbs:
+        if sentence.step is not None and (verbs or asked):
             task = _task_words(sentence, sections[sentence.source], lead)
-            if not any(v in task or derived_in(v, task) for v in verbs):
+            if verbs and not any(v in task or derived_in(v, task) for v in verbs):
                 return False
+            if asked and not any(t in task or derived_in(t, task) for t in asked):
+                return False  # the topic is only the step's aside, not its list's task
         return sum(1 for t in asked if t in words or derived_in(t, words)) >= need
 
     return holds
