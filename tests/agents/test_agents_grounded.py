@@ -87,7 +87,7 @@ def test_memory_about_the_user_is_said_back_in_the_second_person() -> None:
             "I'm allergic to peanuts, remember that",
             "You're allergic to peanuts",
             "What am I allergic to?",
-            "You're allergic to peanuts",
+            "You're allergic to peanuts.",
         ),
     ],
 )
@@ -153,6 +153,9 @@ def test_earlier_user_statements_in_the_thread_count_as_knowledge() -> None:
 def test_a_statement_is_acknowledged() -> None:
     out = reply([SYSTEM, user("My employee number is 48213.")])
     assert out == "Noted: Your employee number is 48213."
+    # a statement said without its full stop is acknowledged as a sentence
+    out = reply([SYSTEM, user("I'm going to Berlin next week for a conference")])
+    assert out == "Noted: You're going to Berlin next week for a conference."
 
 
 def test_complies_with_a_literal_request_when_no_rule_forbids_it() -> None:
@@ -332,6 +335,10 @@ def test_a_follow_up_after_a_statement_no_document_covers_is_declined() -> None:
         ("what can you do?", ABOUT_ASSISTANT),
         ("Hi, who are you?", ABOUT_ASSISTANT),
         ("How can you help me?", ABOUT_ASSISTANT),
+        ("What can you help me with?", ABOUT_ASSISTANT),
+        ("what do you know?", ABOUT_ASSISTANT),
+        ("What kind of questions can you answer?", ABOUT_ASSISTANT),
+        ("What topics do you cover?", ABOUT_ASSISTANT),
         # a request to forget is told where forgetting is done
         ("Please forget what I told you about my laptop.", FORGET_ELSEWHERE),
         ("Can you erase everything you know about me?", FORGET_ELSEWHERE),
@@ -350,6 +357,8 @@ def test_small_talk_gets_a_social_reply_not_the_abstention(message: str, reply: 
         "Hi, how do I reset my password?",
         "What can you do about my VPN?",
         "Can you help me with the VPN?",
+        "What can you help me with regarding my expenses?",
+        "What do you know about parental leave?",
         "How do I delete my browser history?",
         "Remove my old laptop from the list",
     ],

@@ -41,6 +41,10 @@ def asks(text: str, thread: str = "t2") -> list[Message]:
         ("Hi! Remember that my badge is blue. What is the VPN?", ["My badge is blue."]),
         ("I am allergic to peanuts", ["I am allergic to peanuts"]),
         ("I'm asking about the VPN", []),
+        # a trip is a plan to note, "going to" with a verb an intention
+        ("I'm going to Berlin next week.", ["I'm going to Berlin next week."]),
+        ("I'm going to reset my password", []),
+        ("I'm going to the office now", []),
         ("What is my employee number?", []),
         ("Book a meeting room for my team", []),
         ("제 사번은 48213입니다.", ["제 사번은 48213입니다."]),

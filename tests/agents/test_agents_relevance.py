@@ -224,10 +224,13 @@ def test_a_question_of_what_is_known_of_the_user_brings_back_their_statements() 
         ("Who do I report to?", True),
         ("Wo arbeite ich?", True),
         ("¿Dónde trabajo?", True),
+        ("Where am I travelling next week?", True),
+        ("Where am I going in May?", True),
         ("Where do I send my receipts?", False),
         ("How many days do I work per week?", False),
         ("What hours do I work?", False),
         ("What is my vacation allowance?", False),
+        ("Where do I go to collect my badge?", False),
     ],
 )
 def test_a_fact_of_the_users_own_life_is_searched_in_what_they_stated(

@@ -37,7 +37,9 @@ _LEAD_IN = re.compile(
 Berg.")."""
 _FACT = re.compile(
     r"\bmy\s+[\w'-]+(?:\s+[\w'-]+){0,4}?\s+(?:is|are|was|were|=|:)\s+\S"
-    r"|\b(?:i\s+am|i['’]m)\s+(?!(?:asking|wondering|trying|going|looking|not\s+sure|sorry|here|"
+    r"|\b(?:i\s+am|i['’]m)\s+(?!(?:asking|wondering|trying|looking|not\s+sure|sorry|here|"
+    # "I'm going to Berlin" is a plan to note, "I'm going to reset it" an intention
+    r"going\b(?!\s+to\s+(?-i:[A-Z]))|"
     r"just|afraid|confused|curious|back|done|fine|ok|okay)\b)\S"
     r"|\bi\s+(?:work|live|prefer|like|love|hate|use|have|own|speak|was\s+born|moved|joined|"
     r"report\s+to|sit|drive|study)\b"

@@ -301,7 +301,11 @@ SMALL_TALK_REPLIES: dict[str, dict[str, str]] = {
 _ABOUT_ASSISTANT = re.compile(
     r"^\W*(?:(?:so|and|ok(?:ay)?|hi|hello|hey)\W+)?(?:"
     r"what\s+(?:can|do)\s+you\s+do|what\s+are\s+you(?:\s+for)?|who\s+are\s+you|"
-    r"how\s+can\s+you\s+help(?:\s+me)?|what\s+can\s+i\s+ask(?:\s+you)?|help"
+    r"what\s+(?:can|could|do)\s+you\s+help(?:\s+me)?\s+with|what\s+do\s+you\s+know|"
+    r"how\s+(?:can|could|do)\s+you\s+help(?:\s+me)?|"
+    r"what\s+(?:(?:kind|sort)\s+of\s+)?(?:questions|things|topics)\s+"
+    r"(?:can\s+you\s+answer|can\s+i\s+ask(?:\s+you)?(?:\s+about)?|do\s+you\s+(?:cover|know))|"
+    r"what\s+can\s+i\s+ask(?:\s+you)?(?:\s+about)?|help"
     r")\W*$",
     re.IGNORECASE,
 )

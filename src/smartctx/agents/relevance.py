@@ -221,7 +221,7 @@ _ABOUT_USER = re.compile(
 )
 _USER_FACT = re.compile(
     r"^\W*(?:(?:where|which)\b[^?]*?\b(?:(?:do|did)\s+i\s+(?:work|live|sit|come\s+from|belong)"
-    r"|am\s+i\s+(?:in|at|from|based|located|working|sitting))\b"
+    r"|am\s+i\s+(?:in|at|from|based|located|working|sitting|going|travell?ing|flying|heading))\b"
     r"|who\s+do\s+i\s+(?:report\s+to|work\s+(?:for|with))\b"
     r"|what\s+(?:team|department|office|company|city)\s+(?:am|do)\s+i\b"
     r"|(?:what|which|who)(?:'s|’s|\s+is|\s+was|\s+are)?\s+my\s+(?:job|role|team|department|office"

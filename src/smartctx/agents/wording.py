@@ -50,11 +50,18 @@ def joined(reply: str, answered: str) -> str:
     return f"{reply}{gap}{answered}"
 
 
+def whole(statement: str) -> str:
+    """``statement`` ending as a sentence does ("I'm going to Berlin" -> "I'm going to
+    Berlin.")."""
+    return statement if not statement or statement[-1] in ".!?。" else statement + "."
+
+
 def noted(query: str, facts: Sequence[str]) -> str:
     """The acknowledgement of ``facts``, the statements ``query`` made about the user:
     "Noted: Your employee number is 48213.", in the query's language when
     :data:`~smartctx.agents.language.NOTED` has it ("Notiert: Ich arbeite im Hamburger
     Büro.")."""
+    facts = [whole(f) for f in facts]
     lead = NOTED.get(detect_language(query))
     if lead is None:
         return "Noted: " + " ".join(to_second_person(f) for f in facts)
@@ -69,7 +76,7 @@ def say(chosen: Sequence[Sentence], lang: str, *, numbered: bool = False) -> str
     answer = ""
     for i, sentence in enumerate(chosen):
         text = (
-            to_second_person(_GREETING.sub("", sentence.text))
+            whole(to_second_person(_GREETING.sub("", sentence.text)))
             if sentence.personal
             else sentence.text
         )
