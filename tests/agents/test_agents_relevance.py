@@ -117,10 +117,31 @@ def test_a_follow_up_that_asks_for_help_names_no_topic(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["How do I contact you?", "and in Paris?", "Who approves my vacation?", "I lost my laptop"],
+    [
+        "How do I contact you?",
+        "and in Paris?",
+        "Who approves my vacation?",
+        "I lost my laptop",
+        # "and" with a thing of its own, or with a name, is not only going on with the thread
+        "and for laptops?",
+        "And what about sick leave?",
+        "And how far in advance is Berlin?",
+        "And how far in advance do I book a flight for a customer visit?",
+    ],
 )
 def test_a_message_that_names_something_has_its_own_topic(text: str) -> None:
     assert has_own_topic(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["And how far in advance?", "and when?", "And how long?", "Und wann?"]
+)
+def test_a_question_that_goes_on_with_the_threads_is_read_with_it(text: str) -> None:
+    # "And how far in advance?" after "How do I request time off?" asks it of time off, not
+    # of whatever else is booked in advance (flights)
+    assert not has_own_topic(text)
+    said = ["How do I request time off?", text]
+    assert thread_topic(said) == said[0]
 
 
 def test_the_threads_topic_is_the_last_message_that_named_one() -> None:

@@ -187,11 +187,32 @@ def has_own_topic(text: str) -> bool:
     """Whether ``text`` names what it is about: a word beyond those a request is phrased with
     (:func:`topic_words`) and those a follow-up asks for help with (:data:`FOLLOW_UP_WORDS`),
     or the assistant itself ("How do I contact you?"; "Can you tell me who to contact?" only
-    asks it). A message that names nothing ("Who do I tell?", "What should I do now?") is
+    asks it), unless it only goes on with the thread's question (:func:`continues`). A message
+    that names nothing ("Who do I tell?", "What should I do now?") is
     about the thread's topic (:func:`thread_topic`)."""
+    if continues(text):
+        return False
     if any(t not in FOLLOW_UP_WORDS for t in topic_words(text)):
         return True
     return _ASSISTANT.search(_ASKS_ASSISTANT.sub(" ", text)) is not None
+
+
+_CONTINUES = re.compile(
+    r"^\W*(?:and|also|plus|und|auch|y|et)\W+(?:how|when|where|which|who|why|wie|wann|wo|welche"
+    r"|c[oó]mo|cu[aá]ndo|d[oó]nde|comment|quand|o[uù])\b",
+    re.IGNORECASE,
+)
+
+
+def continues(text: str) -> bool:
+    """Whether ``text`` goes on with the thread's question in a few words and names nothing new
+    ("And how far in advance?" after "How do I request time off?"): it opens with "and" or
+    "also" and a question word other than "what" ("and what about laptops?" and "and for
+    laptops?" name a thing of their own), holds fewer than :data:`ELLIPTICAL_TERMS` content
+    words and no name ("and where in London?" names a place of its own)."""
+    if _CONTINUES.match(text) is None or len(_terms(text)) >= ELLIPTICAL_TERMS:
+        return False
+    return not any(word[:1].isupper() for word in text.split()[1:])
 
 
 def thread_topic(earlier: Sequence[str]) -> str | None:
