@@ -24,6 +24,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import logging
+import os
 import pickle
 import signal
 import struct
@@ -197,8 +198,12 @@ def _serve(name: str, threads: int) -> None:
     """The child: load the model, say ready, then answer frames until the parent closes stdin."""
     # Ctrl-C reaches the whole process group: the parent stops the child itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    requests, replies = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # nothing else may write to the reply pipe
+    # the reply pipe gets a descriptor of its own; anything else printing (Python or a native
+    # library writing to descriptor 1) goes to stderr instead of corrupting a reply
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    requests = sys.stdin.buffer
     model = MODELS[name](threads=threads)
     model.embed(["warm up"])  # the weights load now, not on the first turn
     replies.write(_READY)
