@@ -291,7 +291,8 @@ def test_lean_matches_keys_by_bm25_and_embeds_only_the_turns() -> None:
     ranked = lean.rank("Where did Ana adopt Biscuit?", turns, 3)
     assert ranked[0][0].id == "s1:03"
     keys = {f"{t.metadata['speaker']}: {t.text}" for t in turns}
-    question = "Where did Ana adopt Biscuit?"
+    # embedded as Ana would ask it (see test_a_question_naming_a_speaker_is_embedded_...)
+    question = "Where did I adopt Biscuit?"
     # the turns' keys and the queries (first and second hop), never a fact or entity key
     assert keys <= set(embedder.texts)
     assert all(p in keys or p.startswith(question) for p in embedder.texts)
@@ -433,3 +434,44 @@ def test_a_text_changed_in_place_is_searched_by_its_new_text() -> None:
     assert top(recaller, "zebra crossing", slots, 1) == ["s1:05"]
     recaller.forget(["s1:05"])
     assert "s1:05" not in top(recaller, "zebra crossing", slots[:5] + slots[6:], 3)
+
+
+class _Recording(HashingEmbedder):
+    """The hashing embedder, noting every text it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def embed(self, texts: Any) -> Any:
+        self.seen += list(texts)
+        return super().embed(texts)
+
+
+def test_a_question_naming_a_speaker_is_embedded_as_they_would_say_it() -> None:
+    from smartctx.retrieval.keys_tiers import first_person
+
+    assert first_person("What activities does Melanie partake in?", ["Melanie"]) == (
+        "What activities do I partake in?"
+    )
+    assert first_person("What do Melanie's kids like?", {"Melanie Smith"}) == (
+        "What do my kids like?"
+    )
+    assert first_person("Is Caroline going to the parade?", ["Melanie", "Caroline"]) == (
+        "Am I going to the parade?"
+    )
+    assert first_person("Did Melanie and Caroline meet?", ["Melanie", "Caroline"]) == (
+        "Did I and I meet?"
+    )
+    assert first_person("What is the VPN?", ["Melanie"]) == "What is the VPN?"
+    embedder = _Recording()
+    recaller = TieredRecaller(embedder=embedder, weights=OFF)
+    slots = [
+        turn(0, "Melanie", "I went camping in the mountains with my kids"),
+        turn(1, "Caroline", "Melanie, that sounds lovely, I went to a support group"),
+    ]
+    recaller.prepare(slots)
+    recaller.rank("Where did Melanie go camping?", slots, 2)
+    # the turns say "I went camping": the dense query is said the same way; BM25 keeps the name
+    assert "Where did I go camping?" in embedder.seen
+    assert "Where did Melanie go camping?" not in embedder.seen

@@ -27,9 +27,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import partial
 from typing import Protocol
 
 import numpy as np
@@ -96,6 +97,39 @@ _SECOND = [
     (re.compile(r"\b[Yy]ours\b"), "{a}'s"),
     (re.compile(r"\b[Yy]ou\b"), "{a}"),
 ]
+
+
+def first_person(query: str, speakers: Iterable[str]) -> str:
+    """``query`` as the speakers it names would say it: "What activities does Melanie partake
+    in?" -> "What activities do I partake in?", "What do Melanie's kids like?" -> "What do my
+    kids like?" (a speaker is named by the first word of their name). A conversation's turns
+    say what their speakers do in the first person, so it is this form whose embedding is near
+    them; a query naming no speaker is returned as it is."""
+    out = query
+    for speaker in speakers:
+        name = speaker.split()[0] if speaker.split() else ""
+        if len(name) < 2 or not name[0].isupper() or name not in out:
+            continue
+        n = re.escape(name)
+        for pattern, repl in (
+            (rf"\b{n}['’]s\b", "my"),
+            (rf"\b(?i:does|do)\s+{n}\b", "do I"),
+            (rf"\b(?i:did)\s+{n}\b", "did I"),
+            (rf"\b(?i:is)\s+{n}\b", "am I"),
+            (rf"\b(?i:has)\s+{n}\b", "have I"),
+            (rf"\b(?i:was)\s+{n}\b", "was I"),
+            (rf"\b{n}\b", "I"),
+        ):
+            # a verb keeps its capital ("Does Melanie" -> "Do I"), a name's does not matter
+            out = re.sub(pattern, partial(_as_cased, repl) if " " in repl else repl, out)
+    return out
+
+
+def _as_cased(replacement: str, match: re.Match[str]) -> str:
+    """``replacement`` capitalised as the text it replaces ("Does Melanie" -> "Do I")."""
+    return (
+        replacement[:1].upper() + replacement[1:] if match.group(0)[:1].isupper() else replacement
+    )
 
 
 def third_person(text: str, speaker: str, addressee: str) -> str:

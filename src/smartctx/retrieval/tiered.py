@@ -63,6 +63,7 @@ from smartctx.retrieval.keys_tiers import (
     KeyTable,
     OfflineExtractor,
     TierKey,
+    first_person,
     session_keys,
     session_of,
     speaker_of,
@@ -426,10 +427,12 @@ class TieredRecaller:
             return found
         mask = np.zeros(len(self.turns.index), dtype=bool)
         mask[view.rows[view.where]] = True
-        turns = self.turns.dense_share(text, mask) if len(view.where) and text.strip() else None
+        # embedded as the speakers it names would say it (their turns are in the first person)
+        spoken = first_person(text, self._speakers)
+        turns = self.turns.dense_share(spoken, mask) if len(view.where) and text.strip() else None
         keys: dict[str, Scores | None] = {}
         if len(self.keys):
-            vectors = self.keys.vector_scores(text)
+            vectors = self.keys.vector_scores(spoken)
             for code, kind in enumerate(KINDS):
                 kept = self._table.kind == code
                 keys[kind] = (
