@@ -56,9 +56,25 @@ def test_a_dead_child_is_replaced() -> None:
         pid = embedder.pid
         assert pid is not None
         os.kill(pid, signal.SIGKILL)
-        again = embedder.embed(["before"])
+        again = embedder.embed(
+            ["before"]
+        )  # finds it dead, or dying mid-call: either way one restart
         np.testing.assert_allclose(again, first, atol=1e-6)
         assert embedder.restarts == 1 and embedder._fallback is None and embedder.pid != pid
+    finally:
+        embedder.close()
+
+
+def test_a_child_found_dead_between_calls_is_replaced() -> None:
+    embedder = ProcessEmbedder("use")
+    try:
+        embedder.start()
+        pid = embedder.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)  # dead before the next call
+        assert embedder.embed(["after"]).shape == (1, embedder.dim)
+        assert embedder.restarts == 1 and embedder.pid not in (None, pid)
     finally:
         embedder.close()
 

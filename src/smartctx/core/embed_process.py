@@ -137,8 +137,12 @@ class ProcessEmbedder:
         """The live child, started if need be (under the lock); None once fallen back."""
         if self._fallback is not None:
             return None
-        if self._child is not None and self._child.poll() is None:
-            return self._child
+        if self._child is not None:
+            if self._child.poll() is None:
+                return self._child
+            # died between calls (a call that finds it dying counts in ``_embed``)
+            self.restarts += 1
+            logger.warning("the %s embedding process died; starting a new one", self.key)
         self._stop()
         command = [sys.executable, "-m", __name__, self.key, str(self.threads)]
         try:
