@@ -36,7 +36,14 @@ from typing import IO, Any
 
 import numpy as np
 
-from smartctx.core.embeddings import E5Embedder, Embedder, USEEmbedder, Vector, get_embedder
+from smartctx.core.embeddings import (
+    E5Embedder,
+    Embedder,
+    USEEmbedder,
+    Vector,
+    embed_queries,
+    get_embedder,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +53,6 @@ MODELS: dict[str, type[Any]] = {"use": USEEmbedder, "e5": E5Embedder}
 _HEADER = struct.Struct("<q")
 """A frame's length (a request), or a reply's row count (-1: the child failed on that call)."""
 _READY = b"R"
-START_TIMEOUT = 120.0
 
 
 class ChildDied(RuntimeError):
@@ -111,15 +117,11 @@ class ProcessEmbedder:
                 try:
                     return self._exchange(child, request, len(texts))
                 except (ChildDied, OSError):
-                    self._stop()
-                    self.restarts += 1
-                    logger.warning("the %s embedding process died; starting a new one", self.key)
+                    self._lost()
                     if attempt == 1:
                         self._fall_back()
         model = self._fallback or get_embedder(self.key)
-        embed = getattr(model, "embed_queries", model.embed) if queries else model.embed
-        result: Vector = embed(texts)
-        return result
+        return embed_queries(model, texts) if queries else model.embed(texts)
 
     def _exchange(self, child: subprocess.Popen[bytes], request: bytes, count: int) -> Vector:
         assert child.stdin is not None and child.stdout is not None
@@ -140,10 +142,7 @@ class ProcessEmbedder:
         if self._child is not None:
             if self._child.poll() is None:
                 return self._child
-            # died between calls (a call that finds it dying counts in ``_embed``)
-            self.restarts += 1
-            logger.warning("the %s embedding process died; starting a new one", self.key)
-        self._stop()
+            self._lost()  # died between calls
         command = [sys.executable, "-m", __name__, self.key, str(self.threads)]
         try:
             child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -158,6 +157,13 @@ class ProcessEmbedder:
             return None
         self._child = child
         return child
+
+    def _lost(self) -> None:
+        """The child died (between calls, or during one): stopped, counted and logged; the
+        next call starts a new one."""
+        self._stop()
+        self.restarts += 1
+        logger.warning("the %s embedding process died; starting a new one", self.key)
 
     def _fall_back(self) -> None:
         self._fallback = get_embedder(self.key)
