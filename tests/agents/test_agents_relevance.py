@@ -173,6 +173,24 @@ def test_a_short_request_searched_with_the_message_before_it_is_also_judged_alon
     )
 
 
+def test_a_follow_up_that_names_nothing_is_judged_by_the_threads_topic_alone() -> None:
+    # "Who should I contact?" after "I lost my laptop on the train" asks about the laptop: an
+    # archived VPN chunk that only shares "contact" must not come back (its own words name no
+    # topic, so they are never judged alone)
+    vpn = Slot(
+        SlotKind.RAG_DOC,
+        "If the problem persists, contact the helpdesk at helpdesk@example.com or call "
+        "extension 4357 (HELP), and include a screenshot of the GlobalProtect error.",
+        source_id="kb:vpn.md#4",
+    )
+    lost = Slot(SlotKind.USER, "I lost my laptop on the train")
+    gate = RelevanceGate(None)
+    query = contextual_query("Who should I contact?", lost.text)
+    assert query == f"{lost.text}\nWho should I contact?"
+    ranked = GatedRecaller(InOrder(), gate, top=8).rank(query, [vpn, lost], 10)
+    assert [slot.text for slot, _ in ranked] == [lost.text]
+
+
 def test_a_self_introduction_bears_on_a_question_about_the_name() -> None:
 
     slots = [

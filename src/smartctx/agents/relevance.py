@@ -303,8 +303,10 @@ class GatedRecaller:
     only ask are dropped (a tool log records what an earlier turn retrieved and a question
     without its answer tells nothing; the evidence and the answer are candidates themselves),
     the best ``top`` left are scored by ``gate`` (against the query, and against its last line
-    alone when :func:`contextual_query` put the previous message before it; the user's message
-    by each of its questions too), and those under the gate's threshold are dropped. So an
+    alone when :func:`contextual_query` put the previous message before it and that line names
+    a topic of its own, :func:`has_own_topic`: a follow-up that names none is judged by the
+    thread's topic; the user's message by each of its questions too), and those under the
+    gate's threshold are dropped. So an
     archived slot comes back into a prompt only when it is relevant to the request, as memory
     does. A question of what is known of the user (:data:`ABOUT_USER_QUESTION`, see
     :func:`query_for`) gets the user's latest statements instead (messages whose ``stated``
@@ -343,9 +345,12 @@ class GatedRecaller:
         searched_with = bool(current.strip()) and current != query
         # the user's message is judged by each of its questions too
         scored = self.gate.scores(query, texts, symmetric=True, each_question=not searched_with)
-        if searched_with:
+        if searched_with and has_own_topic(current):
             # a short request searched with the message before it (contextual_query) is judged
-            # on its own too: "What is my name?" after "How many vacation days do I get?"
+            # on its own too: "And my desk?" after "How many vacation days do I get?". One that
+            # names nothing ("Who should I contact?") is about the thread's topic only: alone,
+            # its phrasing would bring back whatever shares it (a VPN chunk's "contact the
+            # helpdesk" after "I lost my laptop on the train")
             alone = self.gate.scores(current, texts, symmetric=True, each_question=True)
             scored = [max(a, b) for a, b in zip(scored, alone, strict=True)]
         values = [0.0] * len(kept)

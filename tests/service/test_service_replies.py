@@ -1,0 +1,62 @@
+"""What the served offline agent replies in a thread: one server as ``smartctx serve`` runs it
+(the USE similarity embedder, the shipped knowledge base, recall of archived slots through the
+relevance gate, the calibrated GroundedResponder), asked over A2A as a user asks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+from smartctx.core import Settings
+from smartctx.core.embeddings import get_embedder
+from smartctx.retrieval.kb import KnowledgeBase
+from smartctx.service.client import SmartctxClient
+from smartctx.service.server import ServerHandle, serve
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
+    """One server for the module; each test talks as its own owner, in new contexts."""
+    use = get_embedder("use")
+    db = tmp_path_factory.mktemp("replies") / "service.db"
+    kb = KnowledgeBase.builtin(embedder=use)
+    config = Settings(database_url=f"sqlite+aiosqlite:///{db}")
+    handle = serve(config, host="127.0.0.1", port=0, embedder=use, kb=kb, hooks=[])
+    yield handle
+    handle.stop()
+
+
+async def thread(server: ServerHandle, owner: str, messages: Sequence[str]) -> list[str]:
+    """The replies to ``messages`` sent in order in one new context of ``owner``."""
+    replies: list[str] = []
+    context: str | None = None
+    async with SmartctxClient(server.url, owner=owner) as client:
+        for text in messages:
+            reply = await client.send(text, context_id=context)
+            context = reply.context_id
+            replies.append(reply.text)
+    return replies
+
+
+LOST = "Report a lost or stolen laptop within 24 hours"
+
+
+async def test_a_follow_up_after_a_change_of_topic_is_about_the_new_topic(
+    served: ServerHandle,
+) -> None:
+    # the VPN troubleshooting chunk archived turns ago says "contact the helpdesk": "Who should
+    # I contact?" after "I lost my laptop on the train" must not bring it back and answer by it
+    asked = [
+        "How do I connect to the VPN?",
+        "How many vacation days do I get?",
+        "How do I reset my password?",
+        "What is the limit for hotel costs?",
+        "I lost my laptop on the train",
+        "Who should I contact?",
+    ]
+    replies = await thread(served, "thread-lost", asked)
+    assert replies[-1].startswith(LOST), replies[-1]
+    assert "kb:vpn.md" not in replies[-1]
+    fresh = await thread(served, "fresh-lost", asked[-2:])
+    assert fresh[-1] == replies[-1]
