@@ -729,3 +729,21 @@ def test_an_introduction_in_another_language_is_noted_and_remembered(
     said = intro.split(", ", 1)[1][:12].casefold()
     assert said in reply([*thread, user(where)]).casefold()
     assert reply([*thread, user("Who am I?")]).startswith("Your name is ")
+
+
+SICK = kb(
+    "leave.md#2",
+    "If you are ill, tell your manager before 10:00 on the first day and record the absence in "
+    "the HR portal. From the fourth consecutive day of sickness a doctor's certificate is "
+    "required; upload it in the portal or send it to hr@example.com.",
+)
+
+
+def test_a_second_sentence_holds_the_topic_words_the_best_one_holds() -> None:
+    # "Tell HR at least 8 weeks before the leave starts" shares "leave" with "What about sick
+    # leave?" and is close in meaning, but it is about parental leave: the best sentence holds
+    # "sick" ("sickness"), its section does not
+    served = GroundedResponder.calibrated(get_embedder("use"))  # as the service builds it
+    out = served.respond([SYSTEM, SICK, PARENTAL, user("What about sick leave?")])
+    assert out.startswith("From the fourth consecutive day of sickness"), out
+    assert "8 weeks" not in out and out.endswith("[source: kb:leave.md#2]"), out

@@ -60,3 +60,19 @@ async def test_a_follow_up_after_a_change_of_topic_is_about_the_new_topic(
     assert "kb:vpn.md" not in replies[-1]
     fresh = await thread(served, "fresh-lost", asked[-2:])
     assert fresh[-1] == replies[-1]
+
+
+SICK = "From the fourth consecutive day of sickness a doctor's certificate is required"
+
+
+async def test_sick_leave_is_answered_without_a_sentence_about_another_leave(
+    served: ServerHandle,
+) -> None:
+    # "Tell HR at least 8 weeks before the leave starts" (parental leave) shares only "leave"
+    for owner, asked in [
+        ("fresh-sick", ["What about sick leave?"]),
+        ("thread-sick", ["How many vacation days do I get?", "What about sick leave?"]),
+    ]:
+        reply = (await thread(served, owner, asked))[-1]
+        assert reply.startswith(SICK), reply
+        assert reply.endswith("[source: kb:leave.md#2]"), reply

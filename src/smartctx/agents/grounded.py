@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from smartctx.agents.about_user import about_user, user_fact
-from smartctx.agents.answer_scoring import answer_types, has_type, score
+from smartctx.agents.answer_scoring import answer_types, derived_in, has_type, score
 from smartctx.agents.facts import extract_facts
 from smartctx.agents.knowledge import (
     Sentence,
@@ -116,6 +116,12 @@ def _language(text: str) -> str:
     return detect_language(text)
 
 
+def _holds(tokens: frozenset[str], term: str) -> bool:
+    """Whether ``tokens`` hold the analysed word ``term`` or another form of it ("sickness" of
+    "sick")."""
+    return term in tokens or derived_in(term, tokens)
+
+
 def _document(source: str) -> str:
     """The document a source id names (``kb:vpn.md#2`` -> ``kb:vpn.md``)."""
     return source.partition("#")[0]
@@ -158,8 +164,10 @@ class GroundedResponder:
        least ``second_ratio`` of it (at most ``max_sentences``; from another document, with at
        least ``second_ratio`` of its similarity too, from its document with
        :data:`SAME_DOCUMENT_SIMILARITY` of it; holding the kind of value the question asks for,
-       an amount, a length, a contact ..., when the best one holds it; what the user said of
-       themselves is not mixed with other evidence), are said in context order, each source
+       an amount, a length, a contact ..., when the best one holds it; holding, in itself or in
+       its section, the question's words the best one holds: "sick" of "What about sick
+       leave?"; what the user said of themselves is not mixed with other evidence), are said in
+       context order, each source
        cited after its sentences as ``[source: <id>]``. A question asking how to do something
        (:func:`~smartctx.agents.text.asks_how`) whose chosen sentences include a step of a short
        ordered list plainly on its topic gets every step of that list, numbered, one a line
@@ -412,6 +420,9 @@ class GroundedResponder:
         # a value the question asks for; a procedure ("steps") is said whole after this choice
         wanted = tuple(t for t in answer_types(searched) if t != "steps")
         typed = bool(wanted) and has_type(top.text, wanted)
+        # the question's words the best sentence itself holds name what it is about ("sick" of
+        # "What about sick leave?"): a second one must hold them too, in itself or its section
+        held = [t for t in topic_words(searched) if _holds(top.tokens, t)]
         for sentence, value, similarity in ranked:
             if len(chosen) == self.max_sentences or value < self.second_ratio * best:
                 break
@@ -424,6 +435,10 @@ class GroundedResponder:
             if similarity < near or sentence.personal != top.personal:
                 # what the user said of themselves answers a question about them; a policy
                 # sentence beside it ("Laptops are replaced every 4 years") answers another one
+                continue
+            if not all(_holds(sentence.tokens | sentence.context_tokens, t) for t in held):
+                # "Tell HR at least 8 weeks before the leave starts" shares "leave" and is
+                # about parental leave
                 continue
             key = " ".join(sorted(sentence.tokens))
             if key not in said:
