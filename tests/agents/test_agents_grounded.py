@@ -70,7 +70,7 @@ def test_never_answers_from_its_own_instructions() -> None:
 def test_memory_about_the_user_is_said_back_in_the_second_person() -> None:
     memory = {"role": "system", "content": "[source: mem:abc] My employee number is 48213."}
     out = reply([SYSTEM, memory, user("What is my employee number?")])
-    assert out == "Your employee number is 48213. [source: mem:abc]"
+    assert out == "Your employee number is 48213."  # a memory id is no source to show
 
 
 @pytest.mark.parametrize(
@@ -99,7 +99,7 @@ def test_a_remembered_exchange_answers_from_the_user_side_only(
         "content": f"[source: pair:p1] Earlier turn. User: {said} / Assistant: Noted: {noted}",
     }
     out = reply([SYSTEM, pair, user(question)])
-    assert out == f"{answer} [source: pair:p1]"
+    assert out == answer
 
 
 def test_the_same_fact_from_two_sources_is_said_once() -> None:
@@ -110,8 +110,7 @@ def test_the_same_fact_from_two_sources_is_said_once() -> None:
         "Assistant: Noted.",
     }
     out = reply([SYSTEM, fact, pair, user("What is my employee number?")])
-    assert out.count("48213") == 1
-    assert out.startswith("Your employee number is 48213. [source: ")
+    assert out == "Your employee number is 48213."
 
 
 def test_a_restated_fact_answers_with_its_latest_value() -> None:
@@ -147,7 +146,7 @@ def test_earlier_user_statements_in_the_thread_count_as_knowledge() -> None:
         {"role": "assistant", "content": "Noted."},
         user("What is my employee number?"),
     ]
-    assert reply(messages) == "Your employee number is 48213. [source: conversation]"
+    assert reply(messages) == "Your employee number is 48213."
 
 
 def test_a_statement_is_acknowledged() -> None:
@@ -232,11 +231,9 @@ def test_answers_from_a_window_summary() -> None:
         "Noted: Your desk is B12.",
     }
     assert reply([SYSTEM, summary, user("What is my employee number?")]) == (
-        "Your employee number is 48213. [source: summary]"
+        "Your employee number is 48213."
     )
-    assert (
-        reply([SYSTEM, summary, user("Where is my desk?")]) == "Your desk is B12. [source: summary]"
-    )
+    assert reply([SYSTEM, summary, user("Where is my desk?")]) == "Your desk is B12."
 
 
 def test_strong_similarity_admits_a_match_without_shared_words() -> None:
@@ -407,13 +404,13 @@ def test_a_question_about_what_the_user_said_is_answered_from_their_words() -> N
         user("What did I tell you about my desk?"),
     ]
     # the document shares "desk" and names a time; the user asked for their own words
-    assert reply(messages) == "Your desk is 4B. [source: conversation]"
+    assert reply(messages) == "Your desk is 4B."
 
 
 def test_each_question_of_a_message_is_answered_on_its_own() -> None:
     said = [SYSTEM, LEAVE, user("I work on the payments team in Berlin."), assistant("Noted.")]
     alone = reply([*said, user("What did I tell you about my team?")])
-    assert alone == "You work on the payments team in Berlin. [source: conversation]"
+    assert alone == "You work on the payments team in Berlin."
     # the question nothing answers does not hide the one the conversation answers
     both = reply(
         [*said, user("Did you ask me anything before? What did I tell you about my team?")]
@@ -423,7 +420,7 @@ def test_each_question_of_a_message_is_answered_on_its_own() -> None:
     leave_and_team = reply([*said, user("How many days of annual leave do I get? What's my team?")])
     assert leave_and_team == (
         "Full-time employees have 25 days of paid annual leave. [source: kb:leave.md#1] "
-        "You work on the payments team in Berlin. [source: conversation]"
+        "You work on the payments team in Berlin."
     )
     assert reply([*said, user("Did you ask me anything before? Is it raining?")]) == NO_INFORMATION
 
@@ -747,3 +744,34 @@ def test_a_second_sentence_holds_the_topic_words_the_best_one_holds() -> None:
     out = served.respond([SYSTEM, SICK, PARENTAL, user("What about sick leave?")])
     assert out.startswith("From the fourth consecutive day of sickness"), out
     assert "8 weeks" not in out and out.endswith("[source: kb:leave.md#2]"), out
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "mem:3f2a9c01",  # a long-term memory item
+        "pair:p1",  # a remembered exchange
+        "profile:desk",  # a profile item
+        "summary:day:2026-03-02",  # a memory summary
+        "user:9b1c2d3e",  # an archived message without a source id
+        "conversation",
+        "summary",
+        "system",
+    ],
+)
+def test_a_reply_cites_documents_never_the_memorys_ids(source: str) -> None:
+    remembered = {"role": "system", "content": f"[source: {source}] My desk is 4B."}
+    for messages in (
+        [SYSTEM, remembered, user("Where is my desk?")],
+        [SYSTEM, remembered, LEAVE, user("Where is my desk? How many days of annual leave?")],
+    ):
+        out = reply(messages)
+        assert "4B" in out and source not in out, out
+        assert out.count("[source:") == out.count("[source: kb:"), out
+    # a question in another language is led in by the document quoted, never by a memory id
+    served = GroundedResponder.calibrated(get_embedder("use"))
+    out = served.respond([SYSTEM, remembered, user("Wo ist mein Schreibtisch?")])
+    assert source not in out, out
+    document = {"role": "system", "content": "[source: kb:desks.md#1] My desk is 4B."}
+    out = served.respond([SYSTEM, document, user("Wo ist mein Schreibtisch?")])
+    assert out.startswith("Laut kb:desks.md#1") and out.endswith("[source: kb:desks.md#1]"), out

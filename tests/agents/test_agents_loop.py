@@ -199,8 +199,8 @@ async def test_seed_scenario_memory_carries_a_fact_to_a_new_thread(
     recalled = [s for s in result.prompt.slots if s.kind is SlotKind.MEMORY]
     assert len(recalled) == 1 and recalled[0].source_id is not None
     assert recalled[0].source_id.startswith("mem:")
-    assert f"[source: {recalled[0].source_id}]" in result.prompt.text
-    assert result.reply.endswith(f"[source: {recalled[0].source_id}]")
+    assert f"[source: {recalled[0].source_id}]" in result.prompt.text  # the model sees it
+    assert result.reply == "Your employee number is 48213."  # the user never does
 
     stranger = Agent(GroundedResponder(), [LongTermMemoryProvider("mallory", store=memory.store)])
     other = await stranger.run("What is my employee number?", Thread(make_window()))

@@ -1,10 +1,11 @@
 """What the served offline agent replies in a thread: one server as ``smartctx serve`` runs it
 (the USE similarity embedder, the shipped knowledge base, recall of archived slots through the
-relevance gate, the calibrated GroundedResponder), asked over A2A as a user asks."""
+relevance gate, the calibrated GroundedResponder), asked over A2A as a user asks; what memory
+answers, on a server with personal memory."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
@@ -13,6 +14,8 @@ from smartctx.core.embeddings import get_embedder
 from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.service.client import SmartctxClient
 from smartctx.service.server import ServerHandle, serve
+
+StartServer = Callable[..., ServerHandle]
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +79,16 @@ async def test_sick_leave_is_answered_without_a_sentence_about_another_leave(
         reply = (await thread(served, owner, asked))[-1]
         assert reply.startswith(SICK), reply
         assert reply.endswith("[source: kb:leave.md#2]"), reply
+
+
+async def test_a_reply_from_memory_shows_no_internal_id(start_server: StartServer) -> None:
+    # with personal memory (remembered exchanges "pair:...", profile and summaries) and the
+    # long-term memory ("mem:..."): what the user told us is said back, uncited
+    server = start_server(hooks=None)
+    said = ["My employee number is 48213.", "Hi, I'm Priya and I work in the Berlin office."]
+    await thread(server, "remembering", said)
+    asked = ["What is my employee number?", "What is my name?", "What do you know about me?"]
+    replies = await thread(server, "remembering", asked)
+    assert "48213" in replies[0] and "Priya" in replies[1] and "Berlin" in replies[2], replies
+    for reply in replies:
+        assert "[source:" not in reply and "mem:" not in reply and "pair:" not in reply, reply

@@ -167,17 +167,18 @@ class GroundedResponder:
        an amount, a length, a contact ..., when the best one holds it; holding, in itself or in
        its section, the question's words the best one holds: "sick" of "What about sick
        leave?"; what the user said of themselves is not mixed with other evidence), are said in
-       context order, each source
-       cited after its sentences as ``[source: <id>]``. A question asking how to do something
-       (:func:`~smartctx.agents.text.asks_how`) whose chosen sentences include a step of a short
-       ordered list plainly on its topic gets every step of that list, numbered, one a line
-       (:func:`whole_procedures`): the procedure from its first step. What the user said about
-       themselves is turned to the second person. A question in another language gets a lead-in in
-       its language naming the document quoted (none before what the user said), then the evidence
-       as written (:mod:`smartctx.agents.language`). A message that asks several questions is
-       answered question by question (:func:`~smartctx.core.sentences.asked_parts`): the answers
-       found, each once, in the order asked. When nothing qualifies the reply is
-       :data:`NO_INFORMATION` (in another language, its translation followed by it).
+       context order, each document cited after its sentences as ``[source: <id>]`` (never what
+       the user told us nor the memory's ids: :func:`~smartctx.agents.knowledge.cited`). A
+       question asking how to do something (:func:`~smartctx.agents.text.asks_how`) whose chosen
+       sentences include a step of a short ordered list plainly on its topic gets every step of
+       that list, numbered, one a line (:func:`whole_procedures`): the procedure from its first
+       step. What the user said about themselves is turned to the second person. A question in
+       another language gets a lead-in in its language naming the document quoted (none before
+       what is not cited), then the evidence as written (:mod:`smartctx.agents.language`). A
+       message that asks several questions is answered question by question
+       (:func:`~smartctx.core.sentences.asked_parts`): the answers found, each once, in the order
+       asked. When nothing qualifies the reply is :data:`NO_INFORMATION` (in another language,
+       its translation followed by it).
     5. **Post-filter.** A reply containing a forbidden phrase (ignoring case, spacing and
        punctuation: "I-GIVE  up!" counts) is replaced by a refusal from :data:`REFUSALS` that
        contains none of them.

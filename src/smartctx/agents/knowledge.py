@@ -84,6 +84,22 @@ def _personal_source(source: str) -> bool:
     return source in ("conversation", "summary") or source.startswith(("mem:", "user:", "pair:"))
 
 
+_UNCITED = frozenset({"conversation", "summary", "system"})
+_MEMORY_IDS = ("mem:", "pair:", "user:", "profile:", "summary:", "memory:", "provider:")
+"""The namespaces of the memory's own ids: a long-term item, a remembered exchange, an archived
+message without a source id (``<kind>:<id>``), a profile item, a memory summary, a provider's
+instructions."""
+
+
+def cited(source: str) -> bool:
+    """Whether a reply names ``source``: a document the user can open (``kb:vpn.md#2``, or the
+    source id a caller gave a ``rag_doc``), never what the user told us (the conversation, the
+    window's summary of it) or the memory's internal ids (``mem:...``, ``pair:...``; see
+    :data:`_MEMORY_IDS`), nor the system prompt. What the user said is said back in the second
+    person, which tells whose it is."""
+    return source not in _UNCITED and not source.startswith(_MEMORY_IDS)
+
+
 _SCAFFOLDING = re.compile(
     r"^\s*(?:current\s+request\s*\(|memory\s+context\s*\(|\{|\[\s*\{)|\"[a-z_]+\"\s*:",
     re.IGNORECASE,

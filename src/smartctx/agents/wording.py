@@ -1,9 +1,10 @@
 """How the offline responder (:mod:`smartctx.agents.grounded`) words its reply.
 
 :func:`say` turns the chosen evidence into the reply: what the user said of themselves in the
-second person (a greeting opening it left out), each source cited after its sentences as
-``[source: <id>]``, the steps of a procedure numbered, one a line, and, when the evidence is not
-in the question's language, a lead-in in that language naming the document quoted
+second person (a greeting opening it left out), each document cited after its sentences as
+``[source: <id>]`` (never the memory's ids: :func:`~smartctx.agents.knowledge.cited`), the
+steps of a procedure numbered, one a line, and, when the evidence is not in the question's
+language, a lead-in in that language naming the document quoted
 (:data:`~smartctx.agents.language.LEAD_INS`). :func:`noted` acknowledges the facts a user
 stated; :func:`greeting_first` parts a greeting from what follows it ("Hi, I'm new here");
 :func:`joined` says one answer after another. Pure functions; the cost is linear in the length
@@ -15,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from smartctx.agents.knowledge import Sentence
+from smartctx.agents.knowledge import Sentence, cited
 from smartctx.agents.language import LEAD_INS, NOTED, detect_language, small_talk
 from smartctx.agents.text import to_second_person
 from smartctx.core.sentences import split_sentences
@@ -70,9 +71,9 @@ def noted(query: str, facts: Sequence[str]) -> str:
 
 def say(chosen: Sequence[Sentence], lang: str, *, numbered: bool = False) -> str:
     """``chosen`` as the reply to a question in ``lang``: the user's statements in the second
-    person, each source cited after its sentences, a lead-in in the question's language when
-    it differs; ``numbered``: the steps of a procedure keep their numbers, one step a line ("1.
-    Go to ...")."""
+    person, each document cited after its sentences (:func:`cited`), a lead-in in the
+    question's language naming the document when it differs; ``numbered``: the steps of a
+    procedure keep their numbers, one step a line ("1. Go to ...")."""
     answer = ""
     for i, sentence in enumerate(chosen):
         text = (
@@ -84,14 +85,14 @@ def say(chosen: Sequence[Sentence], lang: str, *, numbered: bool = False) -> str
         if step:
             text = f"{sentence.step}. {text}"
         last_of_source = i + 1 == len(chosen) or chosen[i + 1].source != sentence.source
-        if last_of_source:
+        if last_of_source and cited(sentence.source):
             text = f"{text} [source: {sentence.source}]"
         after_step = i > 0 and numbered and chosen[i - 1].step is not None
         if answer:
             answer += "\n" if step or after_step else " "
         answer += text
     lead = LEAD_INS.get(lang)
-    if lead is not None and not chosen[0].personal and detect_language(answer) != lang:
+    if lead is not None and cited(chosen[0].source) and detect_language(answer) != lang:
         # names the document quoted; what the user said is said back, no document named
         gap = "\n" if numbered and chosen[0].step is not None else " "
         return f"{lead.format(source=chosen[0].source)}{gap}{answer}"
