@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from smartctx.agents import NO_INFORMATION, GroundedResponder
-from smartctx.agents.answer_scoring import answer_types, entities, has_type
+from smartctx.agents.answer_scoring import answer_types, derived_in, entities, gives, has_type
 from smartctx.agents.language import detect_language
 from smartctx.core.embeddings import Vector, get_embedder
 
@@ -436,3 +436,48 @@ def test_a_second_sentence_of_the_document_must_be_on_the_question_s_topic(
 def test_a_per_diem_is_answered_by_the_daily_allowance(served: GroundedResponder) -> None:
     out = answer(served, "What is the per diem?", travel_policy())
     assert out.startswith("Meals: a daily allowance of USD 60 while travelling")
+
+
+PAYROLL = "Finance checks the claim within 5 working days and pays approved amounts"
+
+
+def parental_leave() -> dict[str, str]:
+    """The leave document's last section as a search brings it (kb:leave.md#3)."""
+    doc = shipped("leave.md")
+    section = doc[doc.index("## Parental") :]
+    return {"role": "system", "content": f"[source: kb:leave.md#3] {section}"}
+
+
+def test_when_one_is_paid_back_is_the_step_that_pays_not_the_claim_deadline(
+    served: GroundedResponder,
+) -> None:
+    # "within 30 days" is the deadline of an instruction ("submit a claim"), and "claims older
+    # than 90 days are not paid" says when one is not paid
+    out = answer(served, "When do I get paid back for my expenses?", travel_policy())
+    assert out.startswith(PAYROLL) and "30 days" not in out, out
+    thread = [
+        parental_leave(),
+        travel_policy(),
+        {"role": "user", "content": "How long does reimbursement take?"},
+        {"role": "assistant", "content": "Submit a claim within 30 days of the expense."},
+    ]
+    # read with the thread's topic, not with "paid parental leave"
+    out = answer(served, "And when do I get paid back?", *thread)
+    assert out.startswith(PAYROLL) and "parental" not in out and "30 days" not in out, out
+
+
+def test_a_time_is_given_where_a_sentence_says_what_happens() -> None:
+    assert "time" in answer_types("And when do I get paid back?")
+    deadline = (
+        "To get your expenses reimbursed, submit a claim in the Expenses app within 30 days of "
+        "the expense; claims older than 90 days are not paid."
+    )
+    assert has_type(deadline, ("time",)) and not gives(deadline, ("time",))
+    assert gives(PAYROLL + " with the next payroll.", ("time",))
+    assert gives("Order a laptop in the portal; delivery takes about 5 working days.", ("time",))
+    # "by" names who as often as when
+    assert not has_type("equipment approved by your manager", ("time",))
+    assert has_type("must be taken by 31 March", ("time",))
+    # an irregular past form is a form of its verb
+    assert derived_in("paid", frozenset({"pay"})) and derived_in("pay", frozenset({"paid"}))
+    assert derived_in("lose", frozenset({"lost", "laptop"}))

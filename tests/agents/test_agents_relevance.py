@@ -134,7 +134,15 @@ def test_a_message_that_names_something_has_its_own_topic(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["And how far in advance?", "and when?", "And how long?", "Und wann?"]
+    "text",
+    [
+        "And how far in advance?",
+        "and when?",
+        "And how long?",
+        "Und wann?",
+        # "get" names nothing, and "I" is no name
+        "And when do I get paid back?",
+    ],
 )
 def test_a_question_that_goes_on_with_the_threads_is_read_with_it(text: str) -> None:
     # "And how far in advance?" after "How do I request time off?" asks it of time off, not

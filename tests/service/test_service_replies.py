@@ -1,31 +1,24 @@
 """What the served offline agent replies in a thread: one server as ``smartctx serve`` runs it
-(the USE similarity embedder, the shipped knowledge base, recall of archived slots through the
-relevance gate, the calibrated GroundedResponder), asked over A2A as a user asks; what memory
-answers, on a server with personal memory."""
+(the USE embedders, the shipped knowledge base, personal memory, recall of archived slots
+through the relevance gate, the calibrated GroundedResponder), asked over A2A as a user asks."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import pytest
 
 from smartctx.core import Settings
-from smartctx.core.embeddings import get_embedder
-from smartctx.retrieval.kb import KnowledgeBase
 from smartctx.service.client import SmartctxClient
 from smartctx.service.server import ServerHandle, serve
-
-StartServer = Callable[..., ServerHandle]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
-    """One server for the module; each test talks as its own owner, in new contexts."""
-    use = get_embedder("use")
-    db = tmp_path_factory.mktemp("replies") / "service.db"
-    kb = KnowledgeBase.builtin(embedder=use)
-    config = Settings(database_url=f"sqlite+aiosqlite:///{db}")
-    handle = serve(config, host="127.0.0.1", port=0, embedder=use, kb=kb, hooks=[])
+    """One server for the module, configured as ``smartctx serve`` is by default (its models,
+    its knowledge base on the database); each test talks as its own owner, in new contexts."""
+    config = Settings(data_dir=tmp_path_factory.mktemp("replies"))
+    handle = serve(config, host="127.0.0.1", port=0)
     yield handle
     handle.stop()
 
@@ -81,14 +74,33 @@ async def test_sick_leave_is_answered_without_a_sentence_about_another_leave(
         assert reply.endswith("[source: kb:leave.md#2]"), reply
 
 
-async def test_a_reply_from_memory_shows_no_internal_id(start_server: StartServer) -> None:
-    # with personal memory (remembered exchanges "pair:...", profile and summaries) and the
-    # long-term memory ("mem:..."): what the user told us is said back, uncited
-    server = start_server(hooks=None)
+async def test_a_reply_from_memory_shows_no_internal_id(served: ServerHandle) -> None:
+    # from personal memory (remembered exchanges "pair:...", profile and summaries) and the
+    # long-term memory ("mem:..."), in another context: what the user told us is said back,
+    # uncited
     said = ["My employee number is 48213.", "Hi, I'm Priya and I work in the Berlin office."]
-    await thread(server, "remembering", said)
+    await thread(served, "remembering", said)
     asked = ["What is my employee number?", "What is my name?", "What do you know about me?"]
-    replies = await thread(server, "remembering", asked)
+    replies = await thread(served, "remembering", asked)
     assert "48213" in replies[0] and "Priya" in replies[1] and "Berlin" in replies[2], replies
     for reply in replies:
         assert "[source:" not in reply and "mem:" not in reply and "pair:" not in reply, reply
+
+
+PAYROLL = "Finance checks the claim within 5 working days and pays approved amounts"
+
+
+async def test_when_one_is_paid_back_is_answered_by_the_step_that_pays(
+    served: ServerHandle,
+) -> None:
+    # not by the claim deadline ("submit a claim ... within 30 days of the expense")
+    asked = [
+        "How do I submit my expenses?",
+        "How long does reimbursement take?",
+        "And when do I get paid back?",
+    ]
+    replies = await thread(served, "thread-paid", asked)
+    assert replies[-1].startswith(PAYROLL), replies[-1]
+    assert "30 days" not in replies[-1] and "parental" not in replies[-1], replies[-1]
+    fresh = await thread(served, "fresh-paid", ["When do I get paid back for my expenses?"])
+    assert fresh[0].startswith(PAYROLL), fresh[0]

@@ -53,7 +53,11 @@ _TYPES: dict[str, re.Pattern[str]] = {
         rf"\bevery\b|\bper\s+(?:year|month|week|day|night)\b|\b{_NUM}\s*(?:years?|days?)\b", re.I
     ),
     "time": re.compile(
-        r"\b\d{1,2}:\d{2}\b|\b(?:before|after|within|by)\s+\S+|\bnext\s+payroll\b|"
+        r"\b\d{1,2}:\d{2}\b|\b(?:before|after|within)\s+\S+|\bnext\s+payroll\b|"
+        # "by" names a time only before one ("by 31 March", "by Friday"; "approved by your
+        # manager" names who)
+        r"\bby\s+(?:\d|the\s+end\b|(?:next|this|tomorrow|today|tonight|noon|midnight|"
+        r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)|"
         r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
         r"December)\b|\b\d+\s+(?:working\s+)?days?\b",
         re.IGNORECASE,
@@ -87,7 +91,8 @@ _ASKS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"\bhow\s+often\b|\bwie\s+oft\b|\bcada\s+cu[aá]nt", re.I), ("frequency",)),
     # "when" asks for a time where it opens the question ("When do I get paid?", "By when
     # ...?"); inside one it sets a condition ("the meal allowance when travelling")
-    (re.compile(r"^\W*(?:(?:by|until|since)\s+)?when\b|\bwann\b|\bcu[aá]ndo\b|언제|\bdeadline\b",
+    (re.compile(r"^\W*(?:(?:and|also|so|but|then)\s+)?(?:(?:by|until|since)\s+)?when\b|\bwann\b"
+                r"|\bcu[aá]ndo\b|언제|\bdeadline\b",
                 re.I), ("time",)),
     # "where", or "which city / what country ...": a place
     (re.compile(r"\bwhere\b|\bwo\b|\bd[oó]nde\b|\boù\b|어디|\baddress\b|"
@@ -112,6 +117,17 @@ I *need*...") that say nothing of its topic: they count a quarter of their weigh
 sentence that happens to share one ("To *get* your expenses reimbursed...") does not outrank
 one about the topic."""
 LIGHT_WEIGHT = 0.25
+_HOW_MUCH = re.compile(r"\bhow\s+(long|many|much|far|often|soon)\b", re.IGNORECASE)
+
+
+def light_words(question: str) -> frozenset[str]:
+    """:data:`LIGHT_WORDS` and the word of ``question``'s "how long", "how many", "how much"
+    ...: it asks for a value and names no topic ("How long does reimbursement take?" is not
+    about "longer flights")."""
+    asked = " ".join(m.group(1) for m in _HOW_MUCH.finditer(question))
+    return LIGHT_WORDS | frozenset(analyze(asked)) if asked else LIGHT_WORDS
+
+
 _ENTITY = re.compile(r"(?<![\w.])(?:[A-Z][a-z]+|[A-Z]{2,}\w*|\d[\d,.]*\d|\d)(?![\w@])")
 
 
@@ -141,6 +157,35 @@ def answer_types(question: str) -> tuple[str, ...]:
 def has_type(text: str, types: Sequence[str]) -> bool:
     """True when ``text`` holds one of ``types`` (see :func:`answer_types`)."""
     return any(_TYPES[t].search(text) for t in types)
+
+
+TIMES = frozenset({"time"})
+"""Answer types of a question that asks when something happens ("length" is left out: it is
+also a size, "at least 14 characters and must not contain your name")."""
+_CLAUSE_BREAK = re.compile(r"\s*;\s*")
+_NEGATED = re.compile(r"\b(?:not|never|no)\b|n['’]t\b", re.IGNORECASE)
+_LEADING_PHRASE = re.compile(r"^\W*(?:to|if|when|once|for|after|before)\b[^,;]*,\s*", re.I)
+
+
+@lru_cache(maxsize=4096)
+def _stated(text: str) -> tuple[str, str]:
+    """What ``text`` says happens, for a question of when (:data:`TIMES`): its clauses (parted
+    at semicolons) but those that deny ("claims older than 90 days are not paid"), together;
+    and, of those, the ones that are no instruction to the reader ("To get your expenses
+    reimbursed, submit a claim ... within 30 days" sets the reader's deadline, not when the
+    money comes; a leading "To ...," or "If ..." phrase set apart). Cached: the same sentences
+    are read turn after turn."""
+    clauses = [c for c in _CLAUSE_BREAK.split(text) if c and not _NEGATED.search(c)]
+    said = [c for c in clauses if not _TYPES["steps"].match(_LEADING_PHRASE.sub("", c))]
+    return " ; ".join(clauses), " ; ".join(said)
+
+
+def gives(text: str, types: Sequence[str]) -> bool:
+    """Whether ``text`` gives a value of ``types`` as an answer: :func:`has_type`, but a time
+    (:data:`TIMES`) only in a clause that says what happens (:func:`_stated`: not the reader's
+    deadline "submit a claim ... within 30 days", nor "claims older than 90 days are not
+    paid")."""
+    return has_type(_stated(text)[1] if TIMES & set(types) else text, types)
 
 
 def entities(text: str) -> set[str]:
@@ -175,19 +220,38 @@ word that starts with a shorter one but goes on otherwise is another word: "sign
 "sign", "timetable" not "time", "helpdesk" not "help", "Visitenkarten" not "visit"."""
 
 
+IRREGULAR: dict[str, str] = {
+    "paid": "pay", "lost": "lose", "sent": "send", "spent": "spend", "broke": "break",
+    "broken": "break", "stole": "steal", "stolen": "steal", "chose": "choose", "chosen": "choose",
+    "wrote": "write", "written": "write", "gave": "give", "given": "give", "brought": "bring",
+    "kept": "keep", "held": "hold", "knew": "know", "known": "know", "began": "begin",
+    "begun": "begin",
+}  # fmt: skip
+"""Irregular past forms the analyser keeps as written ("paid" stays "paid", while "pays" is
+"pay"), with the word they are a form of: "When do I get paid back?" meets "pays approved
+amounts", "What if I lose my laptop?" meets "a lost or stolen laptop". Forms that are another
+word too ("left", "thought") are not listed."""
+_IRREGULAR_FORMS: dict[str, frozenset[str]] = {}
+for _form, _base in IRREGULAR.items():
+    _IRREGULAR_FORMS[_form] = _IRREGULAR_FORMS.get(_form, frozenset()) | {_base}
+    _IRREGULAR_FORMS[_base] = _IRREGULAR_FORMS.get(_base, frozenset()) | {_form}
+
+
 def derived_in(term: str, tokens: frozenset[str]) -> bool:
-    """Whether one of ``tokens`` is another form of ``term`` (both of 4+ letters, one the other
-    with an ending of :data:`SUFFIXES`: "taxi" and "taxis"); an exact match is the caller's
-    check."""
-    if len(term) < 4:
-        return False
+    """Whether one of ``tokens`` is another form of ``term``: both of 4+ letters, one the other
+    with an ending of :data:`SUFFIXES` ("taxi" and "taxis"), or an irregular form
+    (:data:`IRREGULAR`: "paid" and "pay"); an exact match is the caller's check."""
     return not tokens.isdisjoint(_forms(term))
 
 
 @lru_cache(maxsize=16_384)
 def _forms(term: str) -> frozenset[str]:
     """The words of 4+ letters that are ``term`` with an ending of :data:`SUFFIXES` added or
-    taken away, ``term`` itself left out (cached: questions repeat)."""
+    taken away, and its irregular forms, ``term`` itself left out (cached: questions
+    repeat)."""
+    irregular = _IRREGULAR_FORMS.get(term, frozenset())
+    if len(term) < 4:
+        return irregular
     # an ending may double the last consonant: "forgot"/"forgotten", "travel"/"travelling"
     longer = {term + ending for ending in SUFFIXES} | {term + term[-1] + e for e in SUFFIXES}
     shorter = {
@@ -195,7 +259,7 @@ def _forms(term: str) -> frozenset[str]:
         for i in range(4, len(term))
         if term[i:] in SUFFIXES or (term[i] == term[i - 1] and term[i + 1 :] in SUFFIXES)
     }
-    return frozenset(longer | shorter)
+    return frozenset(longer | shorter | irregular)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,32 +289,45 @@ def score(
     type_bonus: float = 0.15,
     entity_bonus: float = 0.15,
     instruction: Callable[[Sentence], bool] | None = None,
+    asks: str | None = None,
 ) -> list[Scored]:
     """Every sentence scored against ``question`` (in input order).
 
     ``score = (1 - w) * lexical + w * similarity + type_bonus * typed + entity_bonus * entity``
     with ``w = similarity_weight`` when ``similarities`` are given, else ``w = 0``. A question
     asking how to do something is typed by an instruction ("Open the GlobalProtect app ...")
-    only when ``instruction`` (if given) says it is one for what the question asks about.
+    only when ``instruction`` (if given) says it is one for what the question asks about. The
+    answer type is that of ``asks`` when it asks for one: a follow-up read with the thread's
+    topic ("How long does reimbursement take?" then "And when do I get paid back?") asks its
+    own question ("and in Paris?" asks the thread's). For a question of when something
+    happens (:data:`TIMES`), a sentence shares the words it does not deny and gives a time only
+    as :func:`gives` says.
     """
     terms = set(analyze(question))
     count = len(sentences)
     if count == 0:
         return []
-    matched = [_matches(terms, s.tokens) for s in sentences]
+    types = (answer_types(asks) if asks is not None else ()) or answer_types(question)
+    values = tuple(t for t in types if t != "steps")
+    # when something happens: a sentence says it where it does not deny it, and gives its time
+    # where it is no instruction to the reader (see _stated)
+    timed = bool(TIMES & set(values))
+    matched = [
+        _matches(terms, frozenset(analyze(_stated(s.text)[0])) if timed else s.tokens)
+        for s in sentences
+    ]
     in_context = [_matches(terms, s.context_tokens) for s in sentences]
+    light = light_words(question)
     weight = {
         # a light word weighs a flat quarter: phrasing no sentence repeats ("What did I *tell*
         # you *about* my desk?") must not count as a rare topic word the sentences lack
         t: LIGHT_WEIGHT
-        if t in LIGHT_WORDS
+        if t in light
         else 1.0 + float(np.log((count + 1) / (1 + sum(t in m for m in matched))))
         for t in terms
     }
     total = sum(weight.values()) or 1.0
-    types = answer_types(question)
     steps = "steps" in types
-    values = tuple(t for t in types if t != "steps")
     asked_names = entities(question)
     found = [entities(s.text) for s in sentences]
     # a name every other sentence repeats ("VPN" in the VPN guide) tells nothing apart
@@ -259,7 +336,7 @@ def score(
     # is the Berlin office's phone number?" and "Customer visit to Acme Ltd, Berlin") is not on
     # its topic
     named = set(analyze(" ".join(asked_names)))
-    topic = {t for t in terms - named - LIGHT_WORDS if any(t in m for m in matched)}
+    topic = {t for t in terms - named - light if any(t in m for m in matched)}
     w = similarity_weight if similarities is not None else 0.0
     sims = list(similarities) if similarities is not None else [0.0] * count
     out: list[Scored] = []
@@ -268,7 +345,7 @@ def score(
             0.8 * sum(weight[t] for t in matched[i]) / total
             + 0.2 * sum(weight[t] for t in in_context[i]) / total
         )
-        typed = bool(values) and has_type(sentence.text, values)
+        typed = bool(values) and gives(sentence.text, values)
         if not typed and steps and has_type(sentence.text, ("steps",)):
             # an instruction answers "How do I ...?" only when it is one for that: "Attach a
             # photo of every receipt" (it mentions a card slip) is no step of ordering cards
@@ -280,7 +357,7 @@ def score(
         on_topic = any(t not in shared_names for t in matched[i])
         entity = len(shared_names) / len(names) if names and on_topic else 0.0
         value = (1 - w) * lexical + w * sim + type_bonus * typed + entity_bonus * entity
-        own = matched[i] - LIGHT_WORDS
+        own = matched[i] - light
         topical = not (topic and own and own <= named)
         out.append(Scored(sentence, value, lexical, sim, typed, entity, bool(matched[i]), topical))
     return out

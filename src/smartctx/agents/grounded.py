@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from smartctx.agents.about_user import about_user, user_fact
-from smartctx.agents.answer_scoring import answer_types, derived_in, has_type, score
+from smartctx.agents.answer_scoring import answer_types, derived_in, gives, score
 from smartctx.agents.facts import extract_facts
 from smartctx.agents.knowledge import (
     Sentence,
@@ -314,10 +314,14 @@ class GroundedResponder:
         message: str | None = None,
     ) -> str:
         """The grounded answer to ``query`` from ``messages``, or the abstention ("" instead
-        with ``abstain=False``). A follow-up that names too little to be answered alone ("and
-        then?") is read with the ``previous`` user message when it alone finds nothing (see
-        :func:`~smartctx.agents.relevance.contextual_query`). ``message`` is the user message
-        ``query`` is one question of, whose knowledge this turn retrieved."""
+        with ``abstain=False``). A follow-up that names no topic of its own ("Who should I
+        contact?", "And when do I get paid back?", see
+        :func:`~smartctx.agents.relevance.has_own_topic`) is read with the ``previous`` user
+        message (the thread's topic) first, and alone when that finds nothing; one that names
+        too little to be answered alone ("And my desk?") is read with it when it alone finds
+        nothing (see :func:`~smartctx.agents.relevance.contextual_query`). Read with it, the
+        question still asks its own kind of value (a time for "when"). ``message`` is the user
+        message ``query`` is one question of, whose knowledge this turn retrieved."""
         lang = detect_language(query)
         sentences = extract_knowledge(messages)
         current = current_retrieval(messages, message or query)
@@ -342,11 +346,14 @@ class GroundedResponder:
         # "Who should I contact?" names no topic: it asks about the thread's ("I lost my laptop")
         follow_up = not has_own_topic(query)
         in_order = True
-        if not ranked and contextual != searched and (names_only or not unnamed):
+        read = searched  # what the sentences were ranked for
+        if (not ranked or follow_up) and contextual != searched and (names_only or not unnamed):
             # read with the exchange it follows, a follow-up is answered by a sentence about
-            # what it names, or about the thread's topic when it names none
-            in_context = self.ranked(contextual, sentences)
-            ranked = in_thread(
+            # what it names, or about the thread's topic when it names none (first: "And when
+            # do I get paid back?" after "How long does reimbursement take?" is not about
+            # "paid parental leave")
+            in_context = self.ranked(contextual, sentences, asks=query)
+            threaded = in_thread(
                 query,
                 previous,
                 in_context,
@@ -354,9 +361,12 @@ class GroundedResponder:
                 follow_up=follow_up,
                 names_only=names_only,
             )
-            # the sentence nearest the user's situation answers first ("Report a lost or
-            # stolen laptop ..." before "Report a broken laptop ..." after "I lost my laptop")
-            in_order = not follow_up
+            if threaded or not ranked:
+                ranked, read = threaded, contextual
+                # the sentence nearest the user's situation answers first ("Report a lost or
+                # stolen laptop ..." before "Report a broken laptop ..." after "I lost my
+                # laptop")
+                in_order = not follow_up
         if searched == ABOUT_USER_QUESTION:
             # "What do you know about me?": what the user stated of themselves, each once
             ranked = about_user(sentences)
@@ -379,7 +389,7 @@ class GroundedResponder:
             return f"{other} ({NO_INFORMATION})" if other else NO_INFORMATION
         if searched == ABOUT_USER_QUESTION:
             return say([item[0] for item in ranked], lang)
-        chosen = self._chosen(ranked, searched)
+        chosen = self._chosen(ranked, searched, read)
         action = asked_action(query)
         if action is not None and len(chosen) > 1:
             # a step for another task does not come along ("How do I order a new laptop?": not
@@ -407,10 +417,11 @@ class GroundedResponder:
         return say(chosen, lang, numbered=procedure)
 
     def _chosen(
-        self, ranked: Sequence[tuple[Sentence, float, float]], searched: str
+        self, ranked: Sequence[tuple[Sentence, float, float]], searched: str, read: str
     ) -> list[Sentence]:
-        """The sentences of ``ranked`` (best first) said in answer to ``searched``: the best
-        one and those close enough to it (see the class docstring), each fact once."""
+        """The sentences of ``ranked`` (best first, for ``read``: ``searched`` or, for a
+        follow-up, the thread's topic with it) said in answer to ``searched``: the best one and
+        those close enough to it (see the class docstring), each fact once."""
         top, best, best_similarity = ranked[0]
         # The same fact often reaches the prompt twice (a memory item and a remembered pair):
         # say it once, from its best-ranked source. A sentence from another document must also
@@ -420,14 +431,15 @@ class GroundedResponder:
         said: set[str] = set()
         # a value the question asks for; a procedure ("steps") is said whole after this choice
         wanted = tuple(t for t in answer_types(searched) if t != "steps")
-        typed = bool(wanted) and has_type(top.text, wanted)
-        # the question's words the best sentence itself holds name what it is about ("sick" of
-        # "What about sick leave?"): a second one must hold them too, in itself or its section
-        held = [t for t in topic_words(searched) if _holds(top.tokens, t)]
+        typed = bool(wanted) and gives(top.text, wanted)
+        # the question's words the best sentence holds, in itself or its section, name what it
+        # is about ("sick" of "What about sick leave?", "reimbursement" of a follow-up read
+        # with "How long does reimbursement take?"): a second one must hold them too
+        held = [t for t in topic_words(read) if _holds(top.tokens | top.context_tokens, t)]
         for sentence, value, similarity in ranked:
             if len(chosen) == self.max_sentences or value < self.second_ratio * best:
                 break
-            if chosen and typed and not has_type(sentence.text, wanted):
+            if chosen and typed and not gives(sentence.text, wanted):
                 # the best sentence holds what the question asks for ("USD 60"); one beside it
                 # that holds none ("This policy covers ... meals") adds words, not the answer
                 continue
@@ -453,7 +465,7 @@ class GroundedResponder:
         return [(sentence, value) for sentence, value, _ in self.ranked(query, sentences)]
 
     def ranked(
-        self, query: str, sentences: Sequence[Sentence]
+        self, query: str, sentences: Sequence[Sentence], *, asks: str | None = None
     ) -> list[tuple[Sentence, float, float]]:
         """Sentences that may answer ``query`` with their score and similarity, best first
         (ties: earlier first).
@@ -483,6 +495,7 @@ class GroundedResponder:
             sims,
             similarity_weight=self.embedder_weight,
             instruction=on_topic(topic_words(query), sentences, asked_action(query)),
+            asks=asks,
         )
         strong = self.strong_similarity
         ranked: list[tuple[Sentence, float, float]] = []

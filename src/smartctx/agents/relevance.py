@@ -209,10 +209,16 @@ def continues(text: str) -> bool:
     ("And how far in advance?" after "How do I request time off?"): it opens with "and" or
     "also" and a question word other than "what" ("and what about laptops?" and "and for
     laptops?" name a thing of their own), holds fewer than :data:`ELLIPTICAL_TERMS` content
-    words and no name ("and where in London?" names a place of its own)."""
-    if _CONTINUES.match(text) is None or len(_terms(text)) >= ELLIPTICAL_TERMS:
+    words (:func:`topic_words`: "And when do I get paid back?" has two) and no name ("and where
+    in London?" names a place of its own)."""
+    if _CONTINUES.match(text) is None or len(topic_words(text)) >= ELLIPTICAL_TERMS:
         return False
-    return not any(word[:1].isupper() for word in text.split()[1:])
+    return not any(word[:1].isupper() and not _I.match(word) for word in text.split()[1:])
+
+
+_I = re.compile(r"I(?:['’]\w+)?\W*$")
+"""The pronoun "I" ("I", "I'm", "I'd"): a capital, but no name ("And when do I get paid
+back?")."""
 
 
 def thread_topic(earlier: Sequence[str]) -> str | None:
