@@ -23,6 +23,7 @@ OFF = TierWeights(
     neighbour=0,
     neighbour2=0,
     hop_feedback=0,
+    hop_words=0,
     asks=0,
 )
 FILLER = [

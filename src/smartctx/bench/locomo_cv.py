@@ -35,15 +35,16 @@ GRID: dict[str, tuple[float, ...]] = {
     "neighbour2": (0.0, 0.2, 0.35),
     "hop_feedback": (0, 3, 5),
     "hop": (0.5, 0.75),
-    "asks": (0.0, 0.3),
+    "hop_words": (0, 4),
 }
 """The settings tried: every combination (1,296), nothing else; the other weights keep their
 defaults (entity 0.3, date 1: every fold chose them when the grid also tried 0; session 0.3:
-four folds of five chose it when the grid tried 0 and 0.3, before diversity took its place).
-Diversity 0.3 and hop 0.75 joined in issue 13's fifth round (the grid had 216 settings): the
-cross-validated figures on this machine went 72.1 / 80.6 / 89.0 / 92.9 -> 72.8 / 81.2 / 88.9 /
-92.98 (``docs/benchmarks.md``). Asks (0 or 0.3: a turn's score lowered by the share of it that
-only asks) joined in the tenth round (648 settings before)."""
+four folds of five chose it when the grid tried 0 and 0.3, before diversity took its place;
+asks 0.3: every fold chose it from the tenth round to the thirteenth, when the grid tried 0 and
+0.3). Diversity 0.3 and hop 0.75 joined in issue 13's fifth round (the grid had 216 settings):
+the cross-validated figures on this machine went 72.1 / 80.6 / 89.0 / 92.9 -> 72.8 / 81.2 / 88.9
+/ 92.98 (``docs/benchmarks.md``). Hop words (0 or 4: the conversation's words nearest to the
+question joining the second hop) took asks' place in the fourteenth round."""
 
 Progress = Callable[[str, int], None]
 

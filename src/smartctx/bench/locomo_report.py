@@ -52,8 +52,11 @@ def markdown(result: LocomoResult, command: str, *, image: str = "bench-locomo.p
         "w / (RRF k + r) to its turns. A question that names dates ranks turns by how near "
         "their keys' dates are; a question that names one of the speakers weights that "
         "speaker's turns up; a second hop asks again with the names found in the first five "
-        "hits and the rarest words of the first three (pseudo-relevance feedback) and adds its "
-        "scores; last, each turn gains a share of the best fused score of the turns one place "
+        "hits, the rarest words of the first three (pseudo-relevance feedback) and the "
+        "conversation's hop_words words nearest to the question's vector, each word embedded "
+        "alone (the instances a question names by their category: 'violin' and 'clarinet' for "
+        "'instruments'), and adds its scores; last, each turn gains a share of the best fused "
+        "score of the turns one place "
         "(neighbour) and two places (neighbour2) before and after it in its session: an answer "
         "sits beside its question, a story runs over a speaker's consecutive turns; then a "
         "turn's score is multiplied by 1 - asks x the share of its text in questions (a "
@@ -185,6 +188,7 @@ TIER_NAMES = (
     "neighbour",
     "neighbour2",
     "hop_feedback",
+    "hop_words",
     "diversity",
     "asks",
 )

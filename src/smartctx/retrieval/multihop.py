@@ -90,7 +90,7 @@ def hop_scores(
     candidates' speakers when the caller knows them (else they are read from the candidates)."""
     first = recaller.first_pass(query, candidates)
     w = recaller.weights
-    if w.hop <= 0 or w.hop_depth <= 0 or (w.hop_terms <= 0 and w.hop_feedback <= 0):
+    if w.hop <= 0 or w.hop_depth <= 0 or (w.hop_terms + w.hop_feedback + w.hop_words <= 0):
         return first
     best = top(first, np.arange(len(first)), w.hop_depth)
     hits = [candidates[i] for i in best.tolist() if first[i] > 0]
@@ -99,6 +99,7 @@ def hop_scores(
     terms = hop_terms(query, hits, w.hop_terms, speakers)
     df, turns = recaller.document_frequencies()
     terms += feedback_terms(query, hits[:FEEDBACK_DEPTH], w.hop_feedback, df, turns)
+    terms += recaller.instances(query, terms)
     if not terms:
         return first
     like = None if w.hop_embed else query

@@ -70,6 +70,7 @@ from smartctx.retrieval.keys_tiers import (
 )
 from smartctx.retrieval.recall import HybridRecaller, best
 from smartctx.retrieval.rerank import DIVERSITY_POOL, diversify, spread, top
+from smartctx.retrieval.vocabulary import Vocabulary
 
 Scores = npt.NDArray[np.float64]
 KEY_DEPTH = 256
@@ -133,6 +134,10 @@ class TierWeights:
     hop_embed: bool = True
     """Embed the second hop's longer query (else its words are searched with the question's
     own vector: one embedding less per query)."""
+    hop_words: int = 4
+    """How many of the conversation's words nearest to the question's vector join the second
+    hop's query (:class:`~smartctx.retrieval.vocabulary.Vocabulary`: the instances a question
+    names by their category); only with an embedder and keys not ``lean``."""
 
     def __post_init__(self) -> None:
         values = (
@@ -147,7 +152,7 @@ class TierWeights:
             self.diversity,
             self.asks,
         )
-        counts = (self.hop_depth, self.hop_terms, self.hop_feedback)
+        counts = (self.hop_depth, self.hop_terms, self.hop_feedback, self.hop_words)
         if min(values) < 0 or min(counts) < 0:
             raise InvalidInput(f"tier weights must be >= 0, got {self!r}")
         if self.asks > 1:
@@ -197,6 +202,8 @@ class TieredRecaller:
         self._df: Counter[str] = Counter()
         self._speakers: set[str] = set()
         self._entities = Entities()
+        # the conversation's words, embedded one by one (the second hop's instances)
+        self.vocabulary = None if lean or embedder is None else Vocabulary(embedder)
         self._parts: dict[tuple[str, str | None, int], dict[str, Scores]] = {}
         self._dense: dict[tuple[str, int], _DenseShares] = {}
         # Shared with filtered copies (mutated in place): dropped when an indexed turn changes.
@@ -258,6 +265,8 @@ class TieredRecaller:
                 keys += session_keys(session, speakers=speakers, df=self._df)
         keys += self._entity_keys(fresh)
         self._store(keys)
+        if self.vocabulary is not None:
+            self.vocabulary.add([s.text for s in fresh], speakers)
 
     def _facts(self, ids: list[str], fresh: set[str]) -> list[TierKey]:
         """The fact keys a session's new turns may change. The offline extractor reads two
@@ -275,6 +284,17 @@ class TieredRecaller:
         """How many turns each analysed word occurs in, and how many turns there are (shared,
         not copied: do not change it)."""
         return self._df, len(self._slots)
+
+    def instances(self, query: str, exclude: Sequence[str] = ()) -> list[str]:
+        """The at most ``weights.hop_words`` words of the turns nearest to ``query``'s vector
+        (as its speakers would say it), words of the query and of ``exclude`` left out; none
+        without a vocabulary (:class:`~smartctx.retrieval.vocabulary.Vocabulary`)."""
+        if self.vocabulary is None or self.weights.hop_words <= 0 or not query.strip():
+            return []
+        vector = self.turns.index.query_vector(first_person(query, self._speakers))
+        return self.vocabulary.nearest(
+            vector, self.weights.hop_words, self._df, len(self._slots), [query, *exclude]
+        )
 
     def _changed(self, slot: Slot) -> bool:
         return self._slots[slot.id].text != slot.text
@@ -310,6 +330,11 @@ class TieredRecaller:
         for slot_id in gone:
             slot = self._slots.pop(slot_id)
             self._sessions[session_of(slot)].remove(slot_id)
+            self._df.subtract(set(analyze(slot.text)))
+        for term in [t for t, n in self._df.items() if n <= 0]:
+            del self._df[term]  # in place: filtered copies share the counts
+        if self.vocabulary is not None:
+            self.vocabulary.forget(self._df)
         dead: list[str] = []
         for key_id, key in list(self._key.items()):
             kept = tuple(p for p in key.provenance if p not in gone)
