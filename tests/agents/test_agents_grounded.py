@@ -775,3 +775,18 @@ def test_a_reply_cites_documents_never_the_memorys_ids(source: str) -> None:
     document = {"role": "system", "content": "[source: kb:desks.md#1] My desk is 4B."}
     out = served.respond([SYSTEM, document, user("Wo ist mein Schreibtisch?")])
     assert out.startswith("Laut kb:desks.md#1") and out.endswith("[source: kb:desks.md#1]"), out
+
+
+def test_a_follow_up_is_answered_from_the_threads_topic_beside_recalled_evidence() -> None:
+    # a chunk of an earlier topic that recall brought back shares the follow-up's phrasing
+    # ("contact"); the follow-up asks about the thread's topic, which this turn's knowledge holds
+    context = {
+        "role": "system",
+        "content": f"{SYSTEM['content']}\n\n## Recalled\n[recalled from: kb:vpn.md#4] If the "
+        "problem persists, contact the helpdesk at helpdesk@example.com or call extension 4357 "
+        f"(HELP).\n\n## Knowledge\n{LAPTOPS['content']}",
+    }
+    lost = [context, user("I lost my laptop on the train"), assistant("Report it.")]
+    out = reply([*lost, user("Who should I contact?")])
+    assert out.startswith("Report a lost or stolen laptop within 24 hours"), out
+    assert out.endswith("[source: kb:laptops.md#2]"), out
