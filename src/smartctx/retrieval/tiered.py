@@ -205,6 +205,7 @@ class TieredRecaller:
         # the conversation's words, embedded one by one (the second hop's instances)
         self.vocabulary = None if lean or embedder is None else Vocabulary(embedder)
         self._parts: dict[tuple[str, str | None, int], dict[str, Scores]] = {}
+        self._words: dict[tuple[str, tuple[str, ...], int], list[str]] = {}
         self._dense: dict[tuple[str, int], _DenseShares] = {}
         # Shared with filtered copies (mutated in place): dropped when an indexed turn changes.
         self._views: list[CandidateView] = []
@@ -232,6 +233,7 @@ class TieredRecaller:
         if not fresh:
             return
         self._parts.clear()
+        self._words.clear()
         self._dense.clear()
         if any(s.id in self._slots for s in fresh):
             self._views.clear()  # an indexed turn changed: views may hold its old text
@@ -289,12 +291,20 @@ class TieredRecaller:
         """The at most ``weights.hop_words`` words of the turns nearest to ``query``'s vector
         (as its speakers would say it), words of the query and of ``exclude`` left out; none
         without a vocabulary (:class:`~smartctx.retrieval.vocabulary.Vocabulary`)."""
-        if self.vocabulary is None or self.weights.hop_words <= 0 or not query.strip():
+        limit = self.weights.hop_words
+        if self.vocabulary is None or limit <= 0 or not query.strip():
             return []
-        vector = self.turns.index.query_vector(first_person(query, self._speakers))
-        return self.vocabulary.nearest(
-            vector, self.weights.hop_words, self._df, len(self._slots), [query, *exclude]
-        )
+        memo = (query, tuple(exclude), limit)  # remembered until the index changes
+        found = self._words.get(memo)
+        if found is None:
+            vector = self.turns.index.query_vector(first_person(query, self._speakers))
+            found = self.vocabulary.nearest(
+                vector, limit, self._df, len(self._slots), [query, *exclude]
+            )
+            if len(self._words) >= PARTS_CACHE:
+                self._words.pop(next(iter(self._words)))
+            self._words[memo] = found
+        return list(found)
 
     def _changed(self, slot: Slot) -> bool:
         return self._slots[slot.id].text != slot.text
@@ -323,6 +333,7 @@ class TieredRecaller:
         if not gone:
             return
         self._parts.clear()
+        self._words.clear()
         self._dense.clear()
         self._views.clear()
         self.turns.forget(gone)
