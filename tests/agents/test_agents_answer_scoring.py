@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 
 from smartctx.agents import NO_INFORMATION, GroundedResponder
-from smartctx.agents.answer_scoring import answer_types, derived_in, entities, gives, has_type
+from smartctx.agents.answer_scoring import (
+    answer_types,
+    derived_in,
+    entities,
+    gives,
+    has_type,
+    score,
+)
+from smartctx.agents.knowledge import extract_knowledge
 from smartctx.agents.language import detect_language
 from smartctx.core.embeddings import Vector, get_embedder
 
@@ -59,6 +67,7 @@ def answer(responder: GroundedResponder, question: str, *context: dict[str, str]
         ("How long does delivery take?", "length"),
         ("Wie lange dauert die Lieferung?", "length"),
         ("What is the hotel limit for business trips?", "amount"),
+        ("¿Cuál es el límite de hotel en Londres?", "amount"),
         ("How many vacation days do I get?", "count"),
         ("Wie viele Urlaubstage habe ich?", "count"),
         ("비밀번호는 몇 자 이상이어야 하나요?", "count"),
@@ -481,3 +490,43 @@ def test_a_time_is_given_where_a_sentence_says_what_happens() -> None:
     # an irregular past form is a form of its verb
     assert derived_in("paid", frozenset({"pay"})) and derived_in("pay", frozenset({"paid"}))
     assert derived_in("lose", frozenset({"lost", "laptop"}))
+
+
+@pytest.mark.parametrize(
+    ("question", "start"),
+    [
+        ("¿Puedo pedir el reembolso de un taxi?", "Taxis: allowed when public transport"),
+        ("¿Cuál es el límite de hotel en Londres?", "Hotels: up to USD 180 per night"),
+        ("¿Cuál es el límite de hotel?", "Hotels: up to USD 180 per night"),
+    ],
+)
+def test_a_word_shared_across_languages_is_not_drowned_by_the_question_s_own_words(
+    served: GroundedResponder, question: str, start: str
+) -> None:
+    # "taxi" and "hotel" are the words the Spanish question shares with the English policy; its
+    # Spanish words, which no English sentence could hold, had weighed as rare words every
+    # sentence lacks, so the shared one counted for a tenth of the question
+    out = answer(served, question, travel_policy())
+    assert out.startswith(f"Según kb:expense-reimbursement.md#1 (en inglés): {start}"), out
+
+
+@pytest.mark.parametrize(
+    "question", ["¿Puedo traer mi perro al hotel?", "¿Puedo volar en clase business?"]
+)
+def test_a_word_shared_across_languages_does_not_answer_alone(
+    served: GroundedResponder, question: str
+) -> None:
+    # "hotel" and "business" are shared, but the policy sentences that hold them are about
+    # something else
+    assert NO_INFORMATION in answer(served, question, travel_policy())
+
+
+def test_a_foreign_word_no_sentence_holds_weighs_as_a_word_every_sentence_holds() -> None:
+    sentences = extract_knowledge([LIMITS])
+    taxi = next(n for n, s in enumerate(sentences) if "Taxis" in s.text)
+    question = "¿Puedo pedir el reembolso de un taxi?"
+    alone = score(question, sentences)[taxi].lexical
+    across = score(question, sentences, foreign=True)[taxi].lexical
+    # the six Spanish words no sentence holds weigh the least a word can (1, as one every
+    # sentence holds tells none apart), not the most (as a rare word the sentences lack)
+    assert across > 2 * alone

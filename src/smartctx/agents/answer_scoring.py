@@ -5,7 +5,8 @@ Every candidate (a sentence or list item of the sourced context, see
 
 - **lexical**: the rarity-weighted share of the question's analysed words found in the
   sentence (80%) and in its section (20%), the words any question is phrased with ("get",
-  "need") weighing a quarter;
+  "need") weighing a quarter, and those of a question in another language that no sentence
+  holds ("reembolso") as little as a word every sentence holds;
 - **similarity**: the cosine of question and sentence under a multilingual embedder (USE), which
   carries a German, Spanish or Korean question to an English sentence;
 - **answer type**: what the question asks for ("how long" a duration, "how long must it be" a
@@ -84,7 +85,7 @@ _TYPES: dict[str, re.Pattern[str]] = {
 _ASKS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"\bhow\s+(?:long|far)\b|\bwie\s+lange?\b|\bcu[aá]nto\s+tiempo\b|얼마나\s*오래|"
                 r"며칠|몇\s*(?:자|일|주|시간|분|개월|년)", re.I), ("length", "count")),
-    (re.compile(r"\bhow\s+much\b|\blimit\b|\bwie\s+viel\b|\bcu[aá]nto\b|얼마", re.I),
+    (re.compile(r"\bhow\s+much\b|\blimit\b|\bl[ií]mite\b|\bwie\s+viel\b|\bcu[aá]nto\b|얼마", re.I),
      ("amount", "count")),
     (re.compile(r"\bhow\s+many\b|\bwie\s+viele\b|\bcu[aá]nt[oa]s\b|\bnumber\b|몇", re.I),
      ("count",)),
@@ -290,6 +291,7 @@ def score(
     entity_bonus: float = 0.15,
     instruction: Callable[[Sentence], bool] | None = None,
     asks: str | None = None,
+    foreign: bool = False,
 ) -> list[Scored]:
     """Every sentence scored against ``question`` (in input order).
 
@@ -301,7 +303,13 @@ def score(
     topic ("How long does reimbursement take?" then "And when do I get paid back?") asks its
     own question ("and in Paris?" asks the thread's). For a question of when something
     happens (:data:`TIMES`), a sentence shares the words it does not deny and gives a time only
-    as :func:`gives` says.
+    as :func:`gives` says. ``foreign``: the question is in another language than the sentences;
+    a word of it that none of them holds, in itself or its section, is a word of its language
+    that none could hold, not a rare topic they all lack: it tells no sentence apart, as a word
+    every sentence holds, and weighs what such a word does (1, the least). So the word it
+    shares ("taxi" of "¿Puedo pedir el reembolso de un taxi?") is not drowned by its six
+    Spanish words; a question in the sentences' language keeps a missing word's full weight
+    ("printer" of "What is the printer password?").
     """
     terms = set(analyze(question))
     count = len(sentences)
@@ -318,11 +326,17 @@ def score(
     ]
     in_context = [_matches(terms, s.context_tokens) for s in sentences]
     light = light_words(question)
+    # words of another language that no sentence could hold (see ``foreign``)
+    unheld = (
+        {t for t in terms if not any(t in m for m in (*matched, *in_context))} if foreign else set()
+    )
     weight = {
         # a light word weighs a flat quarter: phrasing no sentence repeats ("What did I *tell*
         # you *about* my desk?") must not count as a rare topic word the sentences lack
         t: LIGHT_WEIGHT
         if t in light
+        else 1.0
+        if t in unheld
         else 1.0 + float(np.log((count + 1) / (1 + sum(t in m for m in matched))))
         for t in terms
     }

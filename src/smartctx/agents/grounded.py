@@ -8,7 +8,7 @@ See :class:`GroundedResponder` for the behaviour contract. It reads a question w
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -120,6 +120,12 @@ def _holds(tokens: frozenset[str], term: str) -> bool:
     """Whether ``tokens`` hold the analysed word ``term`` or another form of it ("sickness" of
     "sick")."""
     return term in tokens or derived_in(term, tokens)
+
+
+def _evidence_language(sentences: Sequence[Sentence]) -> str:
+    """The language most of ``sentences`` are in (the first met among equals)."""
+    counts = Counter(_language(s.text) for s in sentences)
+    return counts.most_common(1)[0][0] if counts else "en"
 
 
 def _document(source: str) -> str:
@@ -473,7 +479,10 @@ class GroundedResponder:
         A sentence qualifies when it shares a word with the query and scores at least
         ``threshold`` (:func:`smartctx.agents.answer_scoring.score`), or, with an embedder and
         ``strong_similarity`` set, when its similarity alone reaches it and it is in another
-        language than the query (a sentence of the query's language must share a word).
+        language than the query (a sentence of the query's language must share a word). A query
+        in another language than most sentences is scored with its words that none holds
+        weighing the least (``foreign`` of :func:`~smartctx.agents.answer_scoring.score`): the
+        word it shares ("taxi") counts.
         Lead-ins ending with a colon ("Limits for travel:") are context, not answers.
         The query is scored as read in the sentences' words
         (:func:`~smartctx.retrieval.readings.general_reading`): without a place none names,
@@ -489,6 +498,7 @@ class GroundedResponder:
         sims: list[float] | None = None
         if self.embedder is not None and self.embedder_weight > 0:
             sims = self._cosines(query, [s.text for s in candidates])
+        lang = detect_language(query)
         scored = score(
             query,
             candidates,
@@ -496,6 +506,7 @@ class GroundedResponder:
             similarity_weight=self.embedder_weight,
             instruction=on_topic(topic_words(query), sentences, asked_action(query)),
             asks=asks,
+            foreign=lang != _evidence_language(candidates),
         )
         strong = self.strong_similarity
         ranked: list[tuple[Sentence, float, float]] = []
@@ -508,7 +519,6 @@ class GroundedResponder:
         # (a word met only in a sentence's context, "Limits for travel:" for "limite", is not
         # one it shares)
         lexical_any = any(item.shared for item in scored)
-        lang = detect_language(query)
         if (
             sims is not None
             and strong is not None
