@@ -68,6 +68,8 @@ def answer(responder: GroundedResponder, question: str, *context: dict[str, str]
         ("Wie lange dauert die Lieferung?", "length"),
         ("What is the hotel limit for business trips?", "amount"),
         ("¿Cuál es el límite de hotel en Londres?", "amount"),
+        ("Do I need a receipt for a 20 dollar lunch?", "amount"),
+        ("Who has to approve a claim over 1000 dollars?", "amount"),
         ("How many vacation days do I get?", "count"),
         ("Wie viele Urlaubstage habe ich?", "count"),
         ("비밀번호는 몇 자 이상이어야 하나요?", "count"),
@@ -530,3 +532,12 @@ def test_a_foreign_word_no_sentence_holds_weighs_as_a_word_every_sentence_holds(
     # the six Spanish words no sentence holds weigh the least a word can (1, as one every
     # sentence holds tells none apart), not the most (as a rare word the sentences lack)
     assert across > 2 * alone
+
+
+def test_a_sum_the_question_names_is_answered_by_the_rule_that_sets_one(
+    served: GroundedResponder,
+) -> None:
+    # a yes/no question; the receipt rule shares only "receipt" with it (score 0.25, under the
+    # threshold) and holds the sum it is weighed against
+    out = answer(served, "Do I need a receipt for a 20 dollar lunch?", travel_policy())
+    assert out.startswith("Attach a photo or PDF of every itemized receipt over USD 25"), out

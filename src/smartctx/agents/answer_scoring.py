@@ -145,13 +145,19 @@ _SIZE = re.compile(
 @lru_cache(maxsize=256)
 def answer_types(question: str) -> tuple[str, ...]:
     """What ``question`` asks for (empty for a yes/no or open question; a turn asks it of its
-    question several times: kept for the last few)."""
+    question several times: kept for the last few). A question that names a sum asks for the
+    sum it is weighed against, whatever else it asks: "Do I need a receipt for a 20 dollar
+    lunch?" is answered by the rule that sets one ("every itemized receipt over USD 25")."""
     if _SIZE.search(question):
         return ("size",)
     out: list[str] = []
     for pattern, types in _ASKS:
         if pattern.search(question):
             out += [t for t in types if t not in out]
+    if "amount" not in out and _TYPES["amount"].search(question):
+        # a sum the question names ("a 20 dollar lunch", "a claim over 1000 dollars") is
+        # weighed against the sum a rule sets ("every itemized receipt over USD 25")
+        out.append("amount")
     return tuple(out)
 
 
