@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from smartctx.agents.knowledge import extract_knowledge
-from smartctx.agents.questions import unnamed_action
+from smartctx.agents.questions import asked_phrase, unnamed_action, unnamed_thing
 
 EVIDENCE = extract_knowledge(
     [
@@ -31,3 +33,30 @@ def test_only_a_how_question_in_english_with_an_action_of_its_own_has_one() -> N
     assert unnamed_action("How many laptops can I print?", EVIDENCE) is None
     assert unnamed_action("Can I print from my laptop?", EVIDENCE) is None
     assert unnamed_action("Wie drucke ich von meinem Laptop?", EVIDENCE) is None
+
+
+def test_the_phrase_a_how_question_asks_to_act_on() -> None:
+    assert asked_phrase("How do I report a broken chair?") == ["broken", "chair"]
+    assert asked_phrase("How do I connect to the VPN on a new laptop?") == ["VPN"]
+    assert asked_phrase("How do I set up my email signature?") == ["email", "signature"]
+    assert asked_phrase("How do I request a day off?") == ["day"]
+    assert asked_phrase("How do I reset it?") == []
+    assert asked_phrase("Can I report a broken chair?") == []
+    assert asked_phrase("Wie melde ich einen kaputten Stuhl?") == []
+
+
+def meaning(pairs: dict[tuple[str, str], float]) -> Callable[[str, list[str]], list[float]]:
+    """A similarity that knows ``pairs`` of words (0 for any other pair)."""
+    return lambda word, others: [pairs.get((word, other), 0.0) for other in others]
+
+
+def test_a_thing_no_sentence_names_whose_adjective_they_say_of_another_thing() -> None:
+    apart = meaning({("chair", "laptop"): 0.4, ("notebook", "laptop"): 0.78})
+    # "Report a broken laptop": the action and the adjective, of another thing
+    assert unnamed_thing("How do I report a broken chair?", EVIDENCE, apart) == "chair"
+    # the same thing in other words
+    assert unnamed_thing("How do I report a broken notebook?", EVIDENCE, apart) is None
+    # a thing a sentence names, an adjective said of nothing, a single word
+    assert unnamed_thing("How do I report a broken laptop?", EVIDENCE, apart) is None
+    assert unnamed_thing("How do I report a wobbly chair?", EVIDENCE, apart) is None
+    assert unnamed_thing("How do I order a chair?", EVIDENCE, apart) is None

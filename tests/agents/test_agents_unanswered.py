@@ -67,6 +67,9 @@ EXPENSES = "kb:expense-reimbursement.md#1"
         # "bank" and "payroll" are in the claim procedure's last step, "change" in none
         ("How do I print from my laptop?", ("kb:laptops.md#1", "kb:laptops.md#2")),
         ("How do I change my bank account for payroll?", (EXPENSES,)),
+        # a thing no sentence names, whose adjective they say of another thing only
+        ("How do I report a broken chair?", ("kb:laptops.md#1", "kb:laptops.md#2")),
+        ("How do I report a broken printer?", ("kb:laptops.md#1", "kb:laptops.md#2")),
     ],
 )
 def test_a_question_the_chunks_do_not_answer_is_declined(
@@ -106,6 +109,9 @@ def test_a_best_sentence_unrelated_in_meaning_gives_the_abstention_not_an_empty_
         ("How do I recover my password?", ("kb:password-reset.md#1",), "1. Go to"),
         ("How do I log in to the VPN?", ("kb:vpn.md#2",), "1. Open the"),
         ("How do I apply for parental leave?", ("kb:leave.md#3",), "Parents get 16 weeks"),
+        # a thing no sentence names but one says in other words ("business meals", "laptop")
+        ("How do I claim a business dinner?", (EXPENSES,), "Meals: a daily allowance"),
+        ("How do I report a broken notebook?", ("kb:laptops.md#2",), "Report a broken laptop"),
     ],
 )
 def test_the_questions_those_chunks_answer_are_still_answered(

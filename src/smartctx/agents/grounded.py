@@ -35,6 +35,7 @@ from smartctx.agents.questions import (
     only_names,
     unknown_in,
     unnamed_action,
+    unnamed_thing,
 )
 from smartctx.agents.relevance import (
     ABOUT_USER_QUESTION,
@@ -162,12 +163,14 @@ class GroundedResponder:
        ``threshold``; one sharing none (another language) when its similarity reaches
        ``strong_similarity``. Nothing answers an English question that names something no
        sentence names ("How do I install Zoom?", :func:`~smartctx.agents.questions.unknown_in`),
-       nor one asking how to do what no sentence says, in its words or in others as close as
-       ``strong_similarity`` ("How do I print from my laptop?",
-       :func:`~smartctx.agents.questions.unnamed_action`); a sentence sharing only the
-       question's names ("Berlin") is not on its topic, nor an instruction for another task
-       (:func:`on_topic`). The best one, and a second scoring at
-       least ``second_ratio`` of it (at most ``max_sentences``; from another document, with at
+       nor one asking how to do what no sentence says ("How do I print from my laptop?",
+       :func:`~smartctx.agents.questions.unnamed_action`) or how to act on a thing none names,
+       whose adjective they say of other things only ("How do I report a broken chair?" beside
+       "Report a broken laptop", :func:`~smartctx.agents.questions.unnamed_thing`), when no
+       sentence says it in other words either (as close as ``strong_similarity``); a sentence
+       sharing only the question's names ("Berlin") is not on its topic, nor an instruction for
+       another task (:func:`on_topic`). The best one, and a second scoring at least
+       ``second_ratio`` of it (at most ``max_sentences``; from another document, with at
        least ``second_ratio`` of its similarity too, from its document with
        :data:`SAME_DOCUMENT_SIMILARITY` of it; holding the kind of value the question asks for,
        an amount, a length, a contact ..., when the best one holds it; holding, in itself or in
@@ -523,10 +526,15 @@ class GroundedResponder:
             sims is not None
             and strong is not None
             and all(item.similarity < strong for item in scored)
-            and unnamed_action(query, sentences) is not None
+            and (
+                unnamed_action(query, sentences) is not None
+                or unnamed_thing(query, sentences, self._cosines) is not None
+            )
         ):
             # "How do I print from my laptop?": no sentence says "print", nor one in other words
-            # (as close in meaning as a sentence that shares no word must be); "laptop" is where
+            # (as close in meaning as a sentence that shares no word must be); "laptop" is where.
+            # "How do I report a broken chair?": none names a chair; "Report a broken laptop" is
+            # about another thing
             return []
         for item in scored:
             if item.sentence.source == "conversation" and item.lexical < CONVERSATION_OVERLAP:

@@ -10,14 +10,18 @@ follows (:func:`~smartctx.agents.relevance.contextual_query`), those that answer
 sentences about what it names, or for a follow-up that names no topic of its own ("Who do I
 tell?"), those about the thread's topic, what it asks for first, never the user's statement it
 follows. :func:`unnamed_action` finds the action a question asks how to do when no sentence
-names it ("print" in "How do I print from my laptop?"). Pure functions; the cost is linear in the
-number of sentences (their words are gathered once per question).
+names it ("print" in "How do I print from my laptop?"), :func:`unnamed_thing` the thing it asks
+to act on when no sentence names it and they say its adjective of other things only ("chair" in
+"How do I report a broken chair?" beside "Report a broken laptop"). Pure functions; the cost is
+linear in the number of sentences (their words are gathered once per question), and
+:func:`unnamed_thing` asks its similarity once, of a few words.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 
 from smartctx.agents.answer_scoring import LIGHT_WORDS, answer_types, derived_in, has_type
 from smartctx.agents.knowledge import Sentence
@@ -125,6 +129,82 @@ def unnamed_action(question: str, sentences: Sequence[Sentence]) -> str | None:
     if not terms or any(t in known or derived_in(t, known) for t in terms):
         return None
     return verb
+
+
+PARTICLES: frozenset[str] = frozenset({
+    "up", "down", "out", "off", "in", "on", "at", "to", "from", "into", "onto", "over", "under",
+    "with", "without", "for", "of", "about", "by", "via", "through", "after", "before", "during",
+    "between", "back", "away", "around", "across",
+})  # fmt: skip
+"""Prepositions and particles: they join a verb ("set *up* the VPN", "connect *to* the VPN") or
+end a noun phrase ("a day *off*", "a new laptop *for* my team"); no word of its own."""
+_TOKEN = re.compile(r"[^\W\d_][\w'-]*|[^\w\s]")
+ANOTHER_THING = 0.5
+"""Word similarity under which two nouns name different things: "chair" and "laptop" (USE 0.40),
+"phone" and "password" (0.35), while a noun said in other words is closer ("dinner" and
+"meals" 0.73, "cab" and "taxis" 0.71, "notebook" and "laptop" 0.78, "vacation" and "leave"
+0.56)."""
+Similarity = Callable[[str, list[str]], Sequence[float]]
+"""The similarity in meaning of a word to each of some others."""
+
+
+def asked_phrase(question: str) -> list[str]:
+    """The noun phrase an English ``question`` asks how to act on, as written: the first run of
+    words after its verb that are neither stop words nor :data:`PARTICLES` ("broken", "chair" of
+    "How do I report a broken chair?", "VPN" of "How do I connect to the VPN on a new laptop?");
+    empty for another kind of question or another language."""
+    if detect_language(question) != "en":
+        return []
+    asked = _HOW_TO_DO.search(question)
+    if asked is None:
+        return []
+    words: list[str] = []
+    for token in _TOKEN.findall(question[asked.end() :]):
+        plain = token[0].isalpha() and bool(analyze(token)) and token.casefold() not in PARTICLES
+        if plain:
+            words.append(token)
+        elif words or not token[0].isalpha():
+            break  # the phrase ends; a determiner or particle before it is passed over
+    return words
+
+
+def unnamed_thing(
+    question: str, sentences: Sequence[Sentence], similarity: Similarity
+) -> str | None:
+    """The noun an English ``question`` asks how to act on when none of ``sentences`` (nor its
+    section) holds it or another form of it, and the word before it in the question is said in
+    them only of other things, none as close in meaning as :data:`ANOTHER_THING`
+    (``similarity``): "chair" of "How do I report a broken chair?" beside "Report a broken
+    laptop ...". Such a sentence shares the question's action and its adjective and speaks of
+    another thing; the question is about a thing the evidence never names. None when a sentence
+    holds the noun, when the adjective is said of nothing or of the noun in other words ("How do
+    I claim a business dinner?" beside "business meals"), and for another kind of question
+    (:func:`asked_phrase`)."""
+    phrase = asked_phrase(question)
+    if len(phrase) < 2:
+        return None
+    head, before = phrase[-1], frozenset(analyze(phrase[-2]))
+    known = frozenset().union(*(s.tokens | s.context_tokens for s in sentences))
+    terms = analyze(head)
+    if not terms or any(t in known or derived_in(t, known) for t in terms):
+        return None
+    others: set[str] = set()
+    for sentence in sentences:
+        tokens = _TOKEN.findall(sentence.text)
+        for word, following in pairwise(tokens):
+            said = analyze(word)
+            if (
+                said
+                and all(t in before or derived_in(t, before) for t in said)
+                and following[0].isalpha()
+                and analyze(following)
+                and following.casefold() not in PARTICLES
+            ):
+                others.add(following)
+    if not others:
+        return None
+    named = sorted(others)
+    return head if max(similarity(head, named)) < ANOTHER_THING else None
 
 
 def in_thread(
