@@ -7,7 +7,9 @@ things the others talk about. :func:`hop_scores` ranks the candidates for the qu
 names other than the speakers, each once, those already in the question left out, at most
 ``hop_terms``) and, as pseudo-relevance feedback, the ``hop_feedback`` rarest words of its
 :data:`FEEDBACK_DEPTH` best turns (by the sum of their inverse document frequencies over the
-turns, words of the question left out), asks again with the question followed by those terms,
+turns, words of the question left out) and the ``hop_words`` words of the conversation nearest
+to the question's vector (:meth:`TieredRecaller.instances`: the instances a question names by
+their category, "violin" for "instruments"), asks again with the question followed by those terms,
 and adds the second pass's scores at ``weights.hop``: ``first + hop * second``. The second pass
 embeds its longer query, or with ``weights.hop_embed`` off searches its words with the
 question's own vector (one embedding less per query; on LoCoMo with USE, the served recall

@@ -34,7 +34,9 @@ and the service use it like :class:`~smartctx.retrieval.recall.HybridRecaller`).
 - filters, forgetting and determinism are as in ``HybridRecaller`` (ties break by slot id);
 - ``lean=True`` (the service) matches the keys by BM25 alone, as in the run that chose the
   default weights, so indexing a turn embeds its turn key only (no fact, session or entity key
-  costs a model call; the turns are still ranked with the embedder).
+  costs a model call; the turns are still ranked with the embedder), and keeps no
+  :class:`~smartctx.retrieval.vocabulary.Vocabulary` (so the second hop adds no instance
+  words); otherwise every new word of the turns is embedded once as they are indexed.
 """
 
 from __future__ import annotations
