@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from smartctx.agents.knowledge import extract_knowledge
-from smartctx.agents.questions import asked_phrase, unnamed_action, unnamed_thing
+from smartctx.agents.questions import (
+    asked_phrase,
+    draws_away,
+    unknown_in,
+    unnamed_action,
+    unnamed_thing,
+    without,
+)
 
 EVIDENCE = extract_knowledge(
     [
@@ -60,3 +67,33 @@ def test_a_thing_no_sentence_names_whose_adjective_they_say_of_another_thing() -
     assert unnamed_thing("How do I report a broken laptop?", EVIDENCE, apart) is None
     assert unnamed_thing("How do I report a wobbly chair?", EVIDENCE, apart) is None
     assert unnamed_thing("How do I order a chair?", EVIDENCE, apart) is None
+
+
+def closeness(scores: dict[str, float]) -> Callable[[str, list[str]], list[float]]:
+    """A similarity of each question ``scores`` names to every text (0 for any other)."""
+    return lambda text, others: [scores.get(text, 0.0)] * len(others)
+
+
+def test_a_word_that_draws_a_question_away_from_every_sentence_is_a_name() -> None:
+    question = "Wie installiere ich Zoom auf meinem Laptop?"
+    assert without(question, "Zoom") == "Wie installiere ich auf meinem Laptop?"
+    away = closeness({question: 0.30, "Wie installiere ich auf meinem Laptop?": 0.36})
+    assert draws_away(question, "Zoom", ["Install it"], away)
+    assert unknown_in(question, EVIDENCE, away) == ["Zoom"]
+    # a word that moves the question neither way is not known to be a name
+    level = closeness({question: 0.30, "Wie installiere ich auf meinem Laptop?": 0.30})
+    assert not draws_away(question, "Zoom", ["Install it"], level)
+    # without a similarity a capital tells nothing in German, which writes every noun with one
+    assert unknown_in(question, EVIDENCE) == []
+
+
+def test_a_noun_of_another_language_that_draws_a_question_to_a_sentence_is_no_name() -> None:
+    question = "Wie viele Urlaubstage habe ich?"
+    towards = closeness({question: 0.36, "Wie viele habe ich?": 0.09})
+    assert not draws_away(question, "Urlaubstage", ["You have 25 days of leave"], towards)
+    assert unknown_in(question, EVIDENCE, towards) == []
+    # a place after its preposition is where a rule applies, whatever it does to the question
+    hotel = "Wie viel darf ein Hotel in Singapur kosten?"
+    assert unknown_in(hotel, EVIDENCE, closeness({"Wie viel darf ein Hotel in kosten?": 1})) == []
+    # an English question's names need no similarity
+    assert unknown_in("How do I install Zoom?", EVIDENCE) == ["Zoom"]

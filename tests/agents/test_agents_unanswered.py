@@ -42,6 +42,7 @@ def reply(responder: GroundedResponder, kb: KnowledgeBase, question: str, *sourc
 
 
 EXPENSES = "kb:expense-reimbursement.md#1"
+LAUT, EN = "Laut kb:", " (auf Englisch): "
 
 
 @pytest.mark.parametrize(
@@ -104,6 +105,16 @@ def test_a_best_sentence_unrelated_in_meaning_gives_the_abstention_not_an_empty_
         ),
         ("What number do I call for the helpdesk?", ("kb:password-reset.md#1",), "If you have"),
         ("Wie setze ich mein Passwort zurück?", ("kb:password-reset.md#1",), "Laut"),
+        # a noun of the question's language that no English sentence holds draws the question
+        # towards the sentences that say it in English: no unknown name
+        ("Wie viele Urlaubstage habe ich?", ("kb:leave.md#1",), f"{LAUT}leave.md#1{EN}Full-time"),
+        ("Wie lange muss ein Passwort sein?", ("kb:password-reset.md#2",), f"{LAUT}password"),
+        ("Wie viel darf ein Hotel pro Nacht kosten?", (EXPENSES,), f"{LAUT}expense"),
+        ("Wie beantrage ich Elternzeit?", ("kb:leave.md#3",), f"{LAUT}leave.md#3{EN}Parents"),
+        ("Wie installiere ich Software?", ("kb:laptops.md#3",), f"{LAUT}laptops.md#3{EN}Install"),
+        ("Kann ich ein Taxi abrechnen?", (EXPENSES,), f"{LAUT}expense-reimbursement.md#1{EN}Taxis"),
+        # a place the evidence never names is where the rule applies, as in English
+        ("Wie viel darf ein Hotel in Singapur kosten?", (EXPENSES,), f"{LAUT}expense"),
         # an action said in other words: "change" and "recover" are what the reset steps do
         ("How do I change my password?", ("kb:password-reset.md#1",), "1. Go to"),
         ("How do I recover my password?", ("kb:password-reset.md#1",), "1. Go to"),
@@ -182,3 +193,20 @@ def test_a_name_no_sentence_holds_is_not_answered_by_the_exchange_before_either(
     # two words, read with the question before it: "install" met the VPN client's step 1
     zoom = {"role": "user", "content": "How do I install Zoom?"}
     assert served.respond([context, asked, answered, zoom]) == NO_INFORMATION
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Wie installiere ich Zoom auf meinem Laptop?",
+        "Wie installiere ich Slack?",
+        "¿Cómo instalo Zoom en mi portátil?",
+    ],
+)
+def test_a_name_no_sentence_holds_declines_a_question_in_another_language_too(
+    served: GroundedResponder, corpus: KnowledgeBase, question: str
+) -> None:
+    # German writes every noun with a capital, so a capital alone does not make "Zoom" a name;
+    # it is one because the question reads closer to the evidence without it
+    out = reply(served, corpus, question, "kb:vpn.md#2", "kb:laptops.md#3")
+    assert NO_INFORMATION in out, out

@@ -161,7 +161,7 @@ class GroundedResponder:
        (with an ``embedder``), the answer type the question asks for and the names and numbers
        it repeats. A sentence sharing a word with the query answers when its score reaches
        ``threshold``; one sharing none (another language) when its similarity reaches
-       ``strong_similarity``. Nothing answers an English question that names something no
+       ``strong_similarity``. Nothing answers a question that names something no
        sentence names ("How do I install Zoom?", :func:`~smartctx.agents.questions.unknown_in`),
        nor one asking how to do what no sentence says ("How do I print from my laptop?",
        :func:`~smartctx.agents.questions.unnamed_action`) or how to act on a thing none names,
@@ -346,7 +346,10 @@ class GroundedResponder:
         named = topic_words(searched)
         # only names ("and in Paris?", "And for New York?"): a follow-up of the exchange before
         names_only = only_names(query, named)
-        unnamed = unknown_in(searched, sentences)
+        # in another language a capital makes no name: the similarity that carries such a
+        # question to English sentences tells a name from a noun (none without it)
+        crossing = self._cosines if self.strong_similarity is not None else None
+        unnamed = unknown_in(searched, sentences, crossing)
         if unnamed:
             # "How do I install Zoom?": about something no sentence names; the words it shares
             # ("install") belong to another topic (the VPN client)

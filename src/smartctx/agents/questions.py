@@ -2,7 +2,8 @@
 (:mod:`smartctx.agents.grounded`).
 
 What a question names decides what may answer it: :func:`unknown_in` finds the names no sentence
-of the evidence holds ("Zoom" in "How do I install Zoom?": nothing answers it);
+of the evidence holds ("Zoom" in "How do I install Zoom?" and in "Wie installiere ich Zoom auf
+meinem Laptop?": nothing answers it);
 :func:`only_names` tells a follow-up that names nothing but names ("and in Paris?");
 :func:`asks_own_words` a question of what the user said ("What did I tell you about my desk?").
 :func:`in_thread` picks, among the sentences ranked for a question read with the exchange it
@@ -13,8 +14,9 @@ follows. :func:`unnamed_action` finds the action a question asks how to do when 
 names it ("print" in "How do I print from my laptop?"), :func:`unnamed_thing` the thing it asks
 to act on when no sentence names it and they say its adjective of other things only ("chair" in
 "How do I report a broken chair?" beside "Report a broken laptop"). Pure functions; the cost is
-linear in the number of sentences (their words are gathered once per question), and
-:func:`unnamed_thing` asks its similarity once, of a few words.
+linear in the number of sentences (their words are gathered once per question),
+:func:`unnamed_thing` asks its similarity once, of a few words, and :func:`unknown_in` twice for
+each capitalised word no sentence holds of a question in another language.
 """
 
 from __future__ import annotations
@@ -44,6 +46,15 @@ _HOW_TO_DO = re.compile(
     re.IGNORECASE,
 )
 """A question of how to do something and its action ("How do I *print* from my laptop?")."""
+Similarity = Callable[[str, list[str]], Sequence[float]]
+"""The similarity in meaning of a text (a word, a question) to each of some others."""
+_NAME = r"[A-ZÀ-ÖØ-Þ][^\W\d_]*(?:[-'][^\W\d_]+)*"
+_PLACED = re.compile(
+    r"(?<![\w-])(?i:in|im|nach|aus|bei|vom|zum|en|a|desde|à|au|aux|dans)\s+"
+    rf"(?P<name>{_NAME}(?:\s+{_NAME})*)"
+)
+"""A preposition of place in German, Spanish or French and the name after it ("in Singapur",
+"en Londres", "à New York"): where a rule applies, not what a question asks about."""
 
 
 def asks_own_words(question: str) -> bool:
@@ -82,16 +93,59 @@ def held_by(sentences: Sequence[Sentence]) -> Callable[[str], bool]:
     return knows
 
 
-def unknown_in(question: str, sentences: Sequence[Sentence]) -> list[str]:
-    """The names an English ``question`` asks about that none of ``sentences`` names
+def unknown_in(
+    question: str, sentences: Sequence[Sentence], similarity: Similarity | None = None
+) -> list[str]:
+    """The names ``question`` asks about that none of ``sentences`` names
     (:func:`~smartctx.retrieval.readings.unknown_names`, on the question read in their words, so
     a place where a rule applies is not one): "Zoom" in "How do I install Zoom?", "Euro" in
-    "What is the Euro exchange rate?". Questions in other languages have none (German writes
-    every noun with a capital)."""
-    if detect_language(question) != "en":
+    "What is the Euro exchange rate?". In another language a capital makes no name (German
+    writes every noun with one, and no English sentence holds "Urlaubstage"): there a word
+    written so that no sentence holds is a name only when the question is closer in meaning
+    to the sentences without it than with it (:func:`draws_away`, under ``similarity``): "Zoom"
+    in "Wie installiere ich Zoom auf meinem Laptop?", not "Singapur" in "Wie viel darf ein
+    Hotel in Singapur kosten?" (a place after its preposition, :data:`_PLACED`). Without
+    ``similarity`` such a question has none."""
+    english = detect_language(question) == "en"
+    if not english and similarity is None:
         return []
-    knows = held_by([s for s in sentences if not s.text.rstrip().endswith(":")])
-    return unknown_names(general_reading(question, knows) or question, knows)
+    candidates = [s for s in sentences if not s.text.rstrip().endswith(":")]
+    knows = held_by(candidates)
+    reading = general_reading(question, knows) or question
+    found = unknown_names(reading, knows)
+    if english or not found or similarity is None:
+        return found
+    # "Wie viel darf ein Hotel in Singapur kosten?": a place, where the rule applies; the verb
+    # that ends a German clause follows it, so the English reading did not leave it out
+    places = {w for m in _PLACED.finditer(reading) for w in m.group("name").split()}
+    texts = [s.text for s in candidates]
+    return [
+        name
+        for name in found
+        if name not in places and draws_away(reading, name, texts, similarity)
+    ]
+
+
+def without(text: str, word: str) -> str:
+    """``text`` with ``word`` left out where it stands as a word ("Wie installiere ich auf
+    meinem Laptop?")."""
+    left = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", "", text)
+    return re.sub(r"\s+([?!.,;:])", r"\1", " ".join(left.split()))
+
+
+def draws_away(question: str, word: str, texts: Sequence[str], similarity: Similarity) -> bool:
+    """Whether ``word`` of ``question`` draws it away from all of ``texts``: the question
+    without it is closer in meaning (``similarity``, its best over ``texts``) than with it.
+    A word the texts say in another language draws the question towards them ("Urlaubstage":
+    0.36 to "Full-time employees have 25 days of paid annual leave", 0.09 without it); a name
+    they never speak of draws it away ("Zoom": 0.30 to the GlobalProtect step, 0.36 without
+    it). Two similarity calls; the texts' vectors are the caller's to cache."""
+    if not texts:
+        return False
+    rest = without(question, word)
+    if rest == question or not analyze(rest):
+        return False
+    return max(similarity(rest, list(texts))) > max(similarity(question, list(texts)))
 
 
 LIGHT_ACTIONS: frozenset[str] = LIGHT_WORDS | frozenset(
@@ -144,8 +198,6 @@ ANOTHER_THING = 0.5
 "phone" and "password" (0.35), while a noun said in other words is closer ("dinner" and
 "meals" 0.73, "cab" and "taxis" 0.71, "notebook" and "laptop" 0.78, "vacation" and "leave"
 0.56)."""
-Similarity = Callable[[str, list[str]], Sequence[float]]
-"""The similarity in meaning of a word to each of some others."""
 
 
 def asked_phrase(question: str) -> list[str]:
