@@ -113,6 +113,10 @@ def test_a_best_sentence_unrelated_in_meaning_gives_the_abstention_not_an_empty_
         ("Wie beantrage ich Elternzeit?", ("kb:leave.md#3",), f"{LAUT}leave.md#3{EN}Parents"),
         ("Wie installiere ich Software?", ("kb:laptops.md#3",), f"{LAUT}laptops.md#3{EN}Install"),
         ("Kann ich ein Taxi abrechnen?", (EXPENSES,), f"{LAUT}expense-reimbursement.md#1{EN}Taxis"),
+        # how long reimbursement takes is when the claim is paid, not the claim's deadline
+        ("How long does reimbursement take?", (EXPENSES,), "Finance checks the claim within 5"),
+        ("When will I be reimbursed?", (EXPENSES,), "Finance checks the claim within 5"),
+        ("When do I have to submit my expense claim?", (EXPENSES,), "To get your expenses"),
         # a place the evidence never names is where the rule applies, as in English
         ("Wie viel darf ein Hotel in Singapur kosten?", (EXPENSES,), f"{LAUT}expense"),
         # an action said in other words: "change" and "recover" are what the reset steps do

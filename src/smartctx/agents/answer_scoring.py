@@ -95,6 +95,11 @@ _ASKS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"^\W*(?:(?:and|also|so|but|then)\s+)?(?:(?:by|until|since)\s+)?when\b|\bwann\b"
                 r"|\bcu[aá]ndo\b|언제|\bdeadline\b",
                 re.I), ("time",)),
+    # how long something takes is when it is done ("How long does reimbursement take?",
+    # "Wie lange dauert die Erstattung?"), not how long one has to act
+    (re.compile(r"\bhow\s+long\s+(?:does|do|did|will|would|can|could|should)\b[^?!.]*"
+                r"\btak(?:e|es|ing)\b|\bwie\s+lange\s+dauer|\bcu[aá]nto\s+(?:tiempo\s+)?tarda",
+                re.I), ("time",)),
     # "where", or "which city / what country ...": a place
     (re.compile(r"\bwhere\b|\bwo\b|\bd[oó]nde\b|\boù\b|어디|\baddress\b|"
                 r"\b(?:which|what)\s+(?:city|town|country|location)\b", re.I), ("place",)),
@@ -172,6 +177,7 @@ also a size, "at least 14 characters and must not contain your name")."""
 _CLAUSE_BREAK = re.compile(r"\s*;\s*")
 _NEGATED = re.compile(r"\b(?:not|never|no)\b|n['’]t\b", re.IGNORECASE)
 _LEADING_PHRASE = re.compile(r"^\W*(?:to|if|when|once|for|after|before)\b[^,;]*,\s*", re.I)
+_PURPOSE = re.compile(r"^\W*(?:in\s+order\s+)?(to\b[^,;]*),\s*", re.I)
 
 
 @lru_cache(maxsize=4096)
@@ -185,6 +191,24 @@ def _stated(text: str) -> tuple[str, str]:
     clauses = [c for c in _CLAUSE_BREAK.split(text) if c and not _NEGATED.search(c)]
     said = [c for c in clauses if not _TYPES["steps"].match(_LEADING_PHRASE.sub("", c))]
     return " ; ".join(clauses), " ; ".join(said)
+
+
+def purposes(text: str) -> list[tuple[str, str]]:
+    """The instructions of ``text`` that say what they are for, each as its purpose and what it
+    tells the reader to do: ("To get your expenses reimbursed", "submit a claim ... within 30
+    days of the expense")."""
+    out: list[tuple[str, str]] = []
+    for clause in _CLAUSE_BREAK.split(text):
+        purpose = _PURPOSE.match(clause)
+        if purpose is not None and _TYPES["steps"].match(clause[purpose.end() :]):
+            out.append((purpose.group(1), clause[purpose.end() :]))
+    return out
+
+
+def says_when(text: str) -> str:
+    """The clauses of ``text`` that say what happens (see :func:`gives`): where it gives the
+    time of something that happens, not the reader's deadline."""
+    return _stated(text)[1]
 
 
 def gives(text: str, types: Sequence[str]) -> bool:

@@ -27,6 +27,7 @@ from smartctx.agents.language import NO_INFORMATION as LANG_NO_INFORMATION
 from smartctx.agents.language import detect_language, small_talk
 from smartctx.agents.models import ChatMessages, copy_messages
 from smartctx.agents.procedures import on_topic, whole_procedures
+from smartctx.agents.purposes import when_done
 from smartctx.agents.questions import (
     asked_action,
     asks_own_words,
@@ -401,7 +402,8 @@ class GroundedResponder:
             return f"{other} ({NO_INFORMATION})" if other else NO_INFORMATION
         if searched == ABOUT_USER_QUESTION:
             return say([item[0] for item in ranked], lang)
-        chosen = self._chosen(ranked, searched, read)
+        # "How long does reimbursement take?": not the deadline of the claim it is the aim of
+        chosen = self._chosen(when_done(searched, ranked, sentences), searched, read)
         action = asked_action(query)
         if action is not None and len(chosen) > 1:
             # a step for another task does not come along ("How do I order a new laptop?": not
