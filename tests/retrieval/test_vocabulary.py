@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import pytest
 
 from smartctx.core.embeddings import normalize_rows
 from smartctx.core.slots import Slot, SlotKind
@@ -143,3 +144,31 @@ def test_lean_recall_keeps_no_vocabulary_and_forgetting_a_turn_forgets_its_words
     assert "clarinet" not in recaller.instances("What instruments does Ana play?")
     df, turns = recaller.document_frequencies()
     assert turns == 3 and "clarinet" not in df
+
+
+AXES = {"violin": (1.0, 0.0, 0.0, 0.0), "anything": (0.6, 0.8, 0.0, 0.0)}
+
+
+class Axes:
+    """A fake embedder with fixed vectors: the questions of ``BACKGROUND`` on axis 1, "violin"
+    on axis 0, "anything" between them (close to every question)."""
+
+    name = "axes"
+    dim = 4
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        return normalize_rows(np.array([AXES.get(t, (0.0, 1.0, 0.0, 0.0)) for t in texts]))
+
+
+def test_a_word_close_to_every_question_gives_way_to_the_questions_own_instances(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from smartctx.retrieval import vocabulary
+
+    vocab = Vocabulary(Axes())
+    vocab.add(["anything violin"])
+    df = df_of(["anything violin", "a", "b", "c"] + [f"filler{i}" for i in range(40)])
+    question = np.array([0.8, 0.6, 0.0, 0.0], dtype=np.float32)  # shares the questions' axis
+    assert vocab.nearest(question, 1, df, 44) == ["violin"]
+    monkeypatch.setattr(vocabulary, "BACKGROUND_WEIGHT", 0.0)
+    assert vocab.nearest(question, 1, df, 44) == ["anything"]  # without the contrast

@@ -18,10 +18,17 @@ feedback words of the first hits. Contract:
 - each word is embedded once, as a passage, when it is first seen (:meth:`add`, one batch per
   call); a word is offered only while it occurs in at most :data:`MAX_SHARE` of the turns (the
   caller's document frequencies), so a conversation's everyday words never pass for instances;
+- a word is scored by its closeness to the question less :data:`BACKGROUND_WEIGHT` times its
+  closeness to the questions of :data:`BACKGROUND` (their mean vector): questions that name
+  nothing. Words close to every question ("myself", "anything", "why", "nope") are not any
+  question's instances; without the contrast they fill the list ("Where did Caroline move from 4
+  years ago?" got "before", "recently", "below", "already"; with it "city", "sweden",
+  "country");
 - :meth:`forget` drops the words whose term no turn holds any more (a forgotten turn leaves no
   word behind);
-- :meth:`nearest` costs one matrix-vector product over the words; ties keep the order in which
-  the words were first seen.
+- :meth:`nearest` costs one matrix-vector product over the words (the background's share of each
+  word is computed once, the background embedded once per vocabulary); ties keep the order in
+  which the words were first seen.
 """
 
 from __future__ import annotations
@@ -34,12 +41,25 @@ from collections.abc import Iterable
 import numpy as np
 import numpy.typing as npt
 
-from smartctx.core.embeddings import Embedder, RetrievalEmbedder, normalize_rows
+from smartctx.core.embeddings import Embedder, RetrievalEmbedder, embed_queries, normalize_rows
 from smartctx.retrieval.analysis import analyze
 
 MAX_SHARE = 0.05
 """A word is offered while it occurs in at most this share of the turns (at least 2 turns)."""
 MIN_LETTERS = 3
+BACKGROUND = (
+    "What is it?",
+    "What did they do?",
+    "Where is it?",
+    "Who is it?",
+    "How was it?",
+    "Why did they do it?",
+    "What does he like?",
+    "What has she done?",
+)
+"""Questions that name nothing: their mean query vector is the direction every question shares."""
+BACKGROUND_WEIGHT = 1.0
+"""How much a word's closeness to :data:`BACKGROUND` is taken from its closeness to a question."""
 _WORD = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W\d_])?")
 
 
@@ -63,6 +83,8 @@ class Vocabulary:
         self._terms: list[str] = []
         self._known: set[str] = set()  # analysed terms already standing in the list
         self._vectors: npt.NDArray[np.float32] = np.zeros((0, embedder.dim), dtype=np.float32)
+        self._background: npt.NDArray[np.float32] | None = None  # the BACKGROUND direction
+        self._common: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)  # words . background
 
     def __len__(self) -> int:
         return len(self._words)
@@ -109,9 +131,23 @@ class Vocabulary:
         if not allowed.any():
             return []
         scores = self._vectors @ np.asarray(vector, dtype=np.float32).reshape(-1)
+        if BACKGROUND_WEIGHT > 0:
+            scores = scores - BACKGROUND_WEIGHT * self._closeness_to_background()
         rows = np.flatnonzero(allowed)
         best = rows[np.argsort(-scores[rows], kind="stable")[:limit]]
         return [self._words[r] for r in best.tolist()]
+
+    def _closeness_to_background(self) -> npt.NDArray[np.float32]:
+        """Each word's closeness to the :data:`BACKGROUND` direction (new words computed)."""
+        if self._background is None:
+            rows = normalize_rows(embed_queries(self.embedder, list(BACKGROUND)))
+            mean = rows.mean(axis=0)
+            self._background = (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+        done = len(self._common)
+        if done < len(self._words):
+            fresh = self._vectors[done:] @ self._background
+            self._common = np.concatenate([self._common, fresh.astype(np.float32)])
+        return self._common
 
     def forget(self, df: Counter[str]) -> None:
         """Drop the words whose term no turn holds (``df`` counts turns per analysed term)."""
@@ -122,3 +158,4 @@ class Vocabulary:
         self._terms = [self._terms[i] for i in kept]
         self._known = set(self._terms)
         self._vectors = self._vectors[kept]
+        self._common = self._common[[i for i in kept if i < len(self._common)]]
