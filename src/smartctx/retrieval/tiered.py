@@ -137,9 +137,10 @@ class TierWeights:
     """Embed the second hop's longer query (else its words are searched with the question's
     own vector: one embedding less per query)."""
     hop_words: int = 4
-    """How many of the conversation's words nearest to the question's vector join the second
-    hop's query (:class:`~smartctx.retrieval.vocabulary.Vocabulary`: the instances a question
-    names by their category); only with an embedder and keys not ``lean``."""
+    """How many of the conversation's words nearest to the question's vector (less their
+    closeness to questions that name nothing) join the second hop's query
+    (:class:`~smartctx.retrieval.vocabulary.Vocabulary`: the instances a question names by
+    their category); only with an embedder and keys not ``lean``."""
 
     def __post_init__(self) -> None:
         values = (
