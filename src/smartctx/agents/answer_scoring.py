@@ -275,6 +275,12 @@ def derived_in(term: str, tokens: frozenset[str]) -> bool:
     return not tokens.isdisjoint(_forms(term))
 
 
+def holds(tokens: frozenset[str], term: str) -> bool:
+    """Whether ``tokens`` hold the analysed word ``term`` or another form of it ("sickness" of
+    "sick", :func:`derived_in`)."""
+    return term in tokens or derived_in(term, tokens)
+
+
 @lru_cache(maxsize=16_384)
 def _forms(term: str) -> frozenset[str]:
     """The words of 4+ letters that are ``term`` with an ending of :data:`SUFFIXES` added or

@@ -15,11 +15,12 @@ from functools import lru_cache
 import numpy as np
 
 from smartctx.agents.about_user import about_user, user_fact
-from smartctx.agents.answer_scoring import answer_types, derived_in, gives, score
+from smartctx.agents.answer_scoring import answer_types, gives, holds, score
 from smartctx.agents.facts import extract_facts
 from smartctx.agents.knowledge import (
     Sentence,
     current_retrieval,
+    document_of,
     extract_knowledge,
     user_messages,
 )
@@ -118,21 +119,10 @@ def _language(text: str) -> str:
     return detect_language(text)
 
 
-def _holds(tokens: frozenset[str], term: str) -> bool:
-    """Whether ``tokens`` hold the analysed word ``term`` or another form of it ("sickness" of
-    "sick")."""
-    return term in tokens or derived_in(term, tokens)
-
-
 def _evidence_language(sentences: Sequence[Sentence]) -> str:
     """The language most of ``sentences`` are in (the first met among equals)."""
     counts = Counter(_language(s.text) for s in sentences)
     return counts.most_common(1)[0][0] if counts else "en"
-
-
-def _document(source: str) -> str:
-    """The document a source id names (``kb:vpn.md#2`` -> ``kb:vpn.md``)."""
-    return source.partition("#")[0]
 
 
 class GroundedResponder:
@@ -449,7 +439,7 @@ class GroundedResponder:
         # the question's words the best sentence holds, in itself or its section, name what it
         # is about ("sick" of "What about sick leave?", "reimbursement" of a follow-up read
         # with "How long does reimbursement take?"): a second one must hold them too
-        held = [t for t in topic_words(read) if _holds(top.tokens | top.context_tokens, t)]
+        held = [t for t in topic_words(read) if holds(top.tokens | top.context_tokens, t)]
         for sentence, value, similarity in ranked:
             if len(chosen) == self.max_sentences or value < self.second_ratio * best:
                 break
@@ -457,13 +447,13 @@ class GroundedResponder:
                 # the best sentence holds what the question asks for ("USD 60"); one beside it
                 # that holds none ("This policy covers ... meals") adds words, not the answer
                 continue
-            same = _document(sentence.source) == _document(top.source)
+            same = document_of(sentence.source) == document_of(top.source)
             near = (SAME_DOCUMENT_SIMILARITY if same else self.second_ratio) * best_similarity
             if similarity < near or sentence.personal != top.personal:
                 # what the user said of themselves answers a question about them; a policy
                 # sentence beside it ("Laptops are replaced every 4 years") answers another one
                 continue
-            if not all(_holds(sentence.tokens | sentence.context_tokens, t) for t in held):
+            if not all(holds(sentence.tokens | sentence.context_tokens, t) for t in held):
                 # "Tell HR at least 8 weeks before the leave starts" shares "leave" and is
                 # about parental leave
                 continue

@@ -80,6 +80,11 @@ class Sentence:
     step: int | None = None
 
 
+def document_of(source: str) -> str:
+    """The document a source id names (``kb:vpn.md#2`` -> ``kb:vpn.md``)."""
+    return source.partition("#")[0]
+
+
 def _personal_source(source: str) -> bool:
     return source in ("conversation", "summary") or source.startswith(("mem:", "user:", "pair:"))
 

@@ -19,26 +19,18 @@ from smartctx.agents.answer_scoring import (
     LIGHT_WORDS,
     TIMES,
     answer_types,
-    derived_in,
     gives,
+    holds,
     light_words,
     purposes,
     says_when,
 )
-from smartctx.agents.knowledge import Sentence
+from smartctx.agents.knowledge import Sentence, document_of
 from smartctx.agents.relevance import topic_words
 from smartctx.retrieval.analysis import analyze
 
 Ranked = tuple[Sentence, float, float]
 """A sentence with its score and similarity, as the responder ranks them."""
-
-
-def _holds(tokens: frozenset[str], term: str) -> bool:
-    return term in tokens or derived_in(term, tokens)
-
-
-def _document(source: str) -> str:
-    return source.partition("#")[0]
 
 
 def purpose_only(question: str, sentence: Sentence) -> list[str]:
@@ -51,13 +43,13 @@ def purpose_only(question: str, sentence: Sentence) -> list[str]:
     if not told:
         return []
     light = light_words(question)
-    held = [t for t in topic_words(question) if t not in light and _holds(sentence.tokens, t)]
+    held = [t for t in topic_words(question) if t not in light and holds(sentence.tokens, t)]
     aims = frozenset(analyze(" ".join(aim for aim, _ in told)))
     rest = sentence.text
     for aim, _ in told:
         rest = rest.replace(aim, " ")
     elsewhere = frozenset(analyze(rest))
-    if not held or not all(_holds(aims, t) and not _holds(elsewhere, t) for t in held):
+    if not held or not all(holds(aims, t) and not holds(elsewhere, t) for t in held):
         return []
     return [body for _, body in told]
 
@@ -84,7 +76,7 @@ def when_done(
     acted_on = frozenset(analyze(" ".join(bodies))) - LIGHT_WORDS
     best: tuple[int, Sentence] | None = None
     for sentence in sentences:
-        if sentence is top or _document(sentence.source) != _document(top.source):
+        if sentence is top or document_of(sentence.source) != document_of(top.source):
             continue
         if sentence.text.rstrip().endswith(":") or not gives(sentence.text, tuple(TIMES)):
             continue
